@@ -1,0 +1,31 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { migrate } from './migrations';
+
+/** How to open the store's database file. */
+export interface OpenDatabaseOptions {
+  /** Path of the SQLite file; its folder is created if missing. */
+  file: string;
+  /**
+   * Path of a better-sqlite3 addon built for another ABI (the desktop app passes the one built
+   * for Electron); the default is the one in node_modules, built for Node.
+   */
+  nativeBinding?: string;
+  /** How long a writer waits for another process's write lock before failing. */
+  busyTimeoutMs?: number;
+}
+
+/** Opens (and migrates) the database in WAL mode with commits that survive a process crash. */
+export function openDatabase(opts: OpenDatabaseOptions): Database.Database {
+  fs.mkdirSync(path.dirname(opts.file), { recursive: true });
+  const db = new Database(opts.file, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
+  db.pragma('journal_mode = WAL');
+  // In WAL mode NORMAL keeps every committed transaction through a process crash (kill -9);
+  // only a power loss can drop the last commits.
+  db.pragma('synchronous = NORMAL');
+  db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}

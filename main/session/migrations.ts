@@ -1,0 +1,100 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Numbered schema migrations. Migration N brings the schema from `user_version` N-1 to N.
+ * Never edit a migration that has shipped: add a new one.
+ */
+export const migrations: ReadonlyArray<(db: Database) => void> = [
+  // 1: sessions, the append-only event log, agents and environments.
+  (db) => {
+    db.exec(`
+      CREATE TABLE sessions (
+        id             TEXT PRIMARY KEY,
+        created_at     TEXT NOT NULL,
+        updated_at     TEXT NOT NULL,
+        archived_at    TEXT,
+        deleted_at     TEXT,
+        parent_id      TEXT REFERENCES sessions(id),
+        fork_seq       INTEGER,
+        status         TEXT NOT NULL DEFAULT 'idle',
+        agent_id       TEXT,
+        agent_version  INTEGER,
+        environment_id TEXT,
+        usage          TEXT NOT NULL DEFAULT '{}',
+        record         TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX sessions_created ON sessions(created_at, id);
+      CREATE INDEX sessions_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;
+
+      -- One row per event. (session_id, seq) is the position; seq is gapless per session and
+      -- continues a fork's parent numbering, so positions mean the same thing in both.
+      CREATE TABLE events (
+        session_id   TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        id           TEXT NOT NULL,
+        type         TEXT NOT NULL,
+        processed_at TEXT NOT NULL,
+        idem_key     TEXT,
+        body         TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID;
+      CREATE UNIQUE INDEX events_id ON events(id);
+      CREATE UNIQUE INDEX events_idem ON events(session_id, idem_key) WHERE idem_key IS NOT NULL;
+      CREATE INDEX events_type ON events(session_id, type, seq);
+
+      -- Sessions whose events may be purged (a deleted session no fork depends on). A purge
+      -- inserts the grant, deletes, and removes the grant in one transaction.
+      CREATE TABLE event_purge_grants (session_id TEXT PRIMARY KEY);
+
+      CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+      BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be changed'); END;
+      CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+      WHEN NOT EXISTS (SELECT 1 FROM event_purge_grants g WHERE g.session_id = OLD.session_id)
+      BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be removed'); END;
+
+      CREATE TABLE agents (
+        id          TEXT PRIMARY KEY,
+        version     INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        archived_at TEXT,
+        record      TEXT NOT NULL
+      );
+      CREATE INDEX agents_created ON agents(created_at, id);
+      CREATE TABLE agent_versions (
+        agent_id TEXT NOT NULL REFERENCES agents(id),
+        version  INTEGER NOT NULL,
+        record   TEXT NOT NULL,
+        PRIMARY KEY (agent_id, version)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE environments (
+        id          TEXT PRIMARY KEY,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        archived_at TEXT,
+        record      TEXT NOT NULL
+      );
+      CREATE INDEX environments_created ON environments(created_at, id);
+    `);
+  },
+];
+
+/** Applies every migration above `PRAGMA user_version`, all in one write transaction. */
+export function migrate(db: Database): number {
+  // Read the version inside the write transaction: two processes opening a new file at once
+  // must not both run migration 1.
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > migrations.length) {
+      throw new Error(
+        `the data folder was written by a newer Corral (schema ${current}, this build knows ${migrations.length}); refusing to open it`,
+      );
+    }
+    for (let v = current; v < migrations.length; v++) {
+      migrations[v]!(db);
+      db.pragma(`user_version = ${v + 1}`);
+    }
+  }).immediate();
+  return migrations.length;
+}

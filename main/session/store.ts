@@ -1,0 +1,385 @@
+import type { Database, Statement } from 'better-sqlite3';
+import { newId } from './ids';
+import { EventReader, rowToEvent } from './read-events';
+import { segmentsOf, type Segment } from './segments';
+import { Topic } from './subscriptions';
+import {
+  LogInputError,
+  SessionNotFoundError,
+  type EventInput,
+  type EventSlice,
+  type LoggedEvent,
+  type SessionRow,
+  type SessionStatus,
+  type SessionUsageTotals,
+} from './types';
+import { checkEventInput } from './validate-event';
+import { statusOf, addUsage, emptyUsage } from './derived';
+
+/** Fields a caller sets when creating a session. */
+export interface NewSession {
+  agent_id?: string | null;
+  agent_version?: number | null;
+  environment_id?: string | null;
+  record?: Record<string, unknown>;
+}
+
+/** A change to the set of sessions, for list views. */
+export interface SessionChange {
+  kind: 'created' | 'updated' | 'deleted';
+  sessionId: string;
+}
+
+/** Options of an append. */
+export interface EmitOptions {
+  /** A key already used in this session returns the event it made and appends nothing. */
+  idempotencyKey?: string;
+}
+
+interface SessionDbRow {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  deleted_at: string | null;
+  parent_id: string | null;
+  fork_seq: number | null;
+  status: string;
+  agent_id: string | null;
+  agent_version: number | null;
+  environment_id: string | null;
+  usage: string;
+  record: string;
+}
+
+/**
+ * The session log: sessions and their append-only, gaplessly numbered events in one SQLite
+ * file. Safe to use from several processes on one file (writers serialise on SQLite's write
+ * lock); subscriptions see the appends made through this instance.
+ */
+export class SessionLog {
+  private readonly reader: EventReader;
+  private readonly events = new Topic<string, LoggedEvent>();
+  private readonly sessions = new Topic<'all', SessionChange>();
+  private readonly q: Record<string, Statement>;
+
+  constructor(readonly db: Database) {
+    this.reader = new EventReader(db);
+    this.q = {
+      session: db.prepare('SELECT * FROM sessions WHERE id = ?'),
+      insertSession: db.prepare(
+        `INSERT INTO sessions (id, created_at, updated_at, parent_id, fork_seq, status, agent_id, agent_version, environment_id, usage, record)
+         VALUES (@id, @created_at, @updated_at, @parent_id, @fork_seq, @status, @agent_id, @agent_version, @environment_id, @usage, @record)`,
+      ),
+      lastSeq: db.prepare('SELECT max(seq) AS seq FROM events WHERE session_id = ?'),
+      idem: db.prepare('SELECT seq, body FROM events WHERE session_id = ? AND idem_key = ? AND seq BETWEEN ? AND ?'),
+      insertEvent: db.prepare(
+        'INSERT INTO events (session_id, seq, id, type, processed_at, idem_key, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      setStatus: db.prepare('UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?'),
+      setUsage: db.prepare('UPDATE sessions SET usage = ? WHERE id = ?'),
+      byId: db.prepare('SELECT session_id, seq, body FROM events WHERE id = ?'),
+    };
+  }
+
+  // ---- sessions ----
+
+  /** Creates a session, appending `initialEvents` in the same transaction. */
+  createSession(init: NewSession = {}, initialEvents: readonly EventInput[] = []): { session: SessionRow; events: LoggedEvent[] } {
+    initialEvents.forEach((e, i) => checkEventInput(e, `initial_events[${i}]`));
+    const id = newId.session();
+    const now = new Date().toISOString();
+    const events = this.db
+      .transaction(() => {
+        this.q.insertSession!.run({
+          id,
+          created_at: now,
+          updated_at: now,
+          parent_id: null,
+          fork_seq: null,
+          status: 'idle',
+          agent_id: init.agent_id ?? null,
+          agent_version: init.agent_version ?? null,
+          environment_id: init.environment_id ?? null,
+          usage: JSON.stringify(emptyUsage()),
+          record: JSON.stringify(init.record ?? {}),
+        });
+        return this.appendLocked(id, initialEvents, undefined);
+      })
+      .immediate();
+    this.sessions.publish('all', { kind: 'created', sessionId: id });
+    for (const e of events) this.events.publish(id, e);
+    return { session: this.getSession(id), events };
+  }
+
+  /** The session's record; throws SessionNotFoundError for an unknown or deleted id. */
+  getSession(id: string): SessionRow {
+    const row = this.findRow(id);
+    if (!row) throw new SessionNotFoundError(id);
+    return this.toSession(row);
+  }
+
+  /** Like getSession, but undefined for an unknown or deleted id. */
+  findSession(id: string): SessionRow | undefined {
+    const row = this.findRow(id);
+    return row ? this.toSession(row) : undefined;
+  }
+
+  /** Replaces the API layer's record of a session (title, metadata, …). */
+  updateSessionRecord(id: string, update: (record: Record<string, unknown>) => Record<string, unknown>): SessionRow {
+    this.db
+      .transaction(() => {
+        const row = this.findRow(id);
+        if (!row) throw new SessionNotFoundError(id);
+        const record = update(JSON.parse(row.record) as Record<string, unknown>);
+        this.db
+          .prepare('UPDATE sessions SET record = ?, updated_at = ? WHERE id = ?')
+          .run(JSON.stringify(record), new Date().toISOString(), id);
+      })
+      .immediate();
+    this.sessions.publish('all', { kind: 'updated', sessionId: id });
+    return this.getSession(id);
+  }
+
+  archiveSession(id: string): SessionRow {
+    const now = new Date().toISOString();
+    const res = this.db
+      .prepare('UPDATE sessions SET archived_at = coalesce(archived_at, ?), updated_at = ? WHERE id = ? AND deleted_at IS NULL')
+      .run(now, now, id);
+    if (res.changes === 0) throw new SessionNotFoundError(id);
+    this.sessions.publish('all', { kind: 'updated', sessionId: id });
+    return this.getSession(id);
+  }
+
+  /**
+   * Deletes a session: it disappears from every read at once. Its events are removed from the
+   * file too unless a fork still shares them; then they stay, unreachable except through it.
+   */
+  deleteSession(id: string): void {
+    const deleted = this.db
+      .transaction(() => {
+        const row = this.findRow(id);
+        if (!row) throw new SessionNotFoundError(id);
+        this.appendLocked(id, [{ type: 'session.deleted' }], undefined);
+        this.db.prepare('UPDATE sessions SET deleted_at = ?, updated_at = ? WHERE id = ?').run(
+          new Date().toISOString(),
+          new Date().toISOString(),
+          id,
+        );
+        const dependents = this.db.prepare('SELECT count(*) AS n FROM sessions WHERE parent_id = ?').get(id) as { n: number };
+        if (dependents.n === 0) {
+          this.db.prepare('INSERT INTO event_purge_grants (session_id) VALUES (?)').run(id);
+          this.db.prepare('DELETE FROM events WHERE session_id = ?').run(id);
+          this.db.prepare('DELETE FROM event_purge_grants WHERE session_id = ?').run(id);
+        }
+        return this.lastEventOf(id);
+      })
+      .immediate();
+    if (deleted) this.events.publish(id, deleted);
+    this.sessions.publish('all', { kind: 'deleted', sessionId: id });
+  }
+
+  /**
+   * Makes a new session whose log is this one's first `atSeq` events (shared, not copied),
+   * recording its parent and fork point. Agent, environment and record are inherited.
+   */
+  forkSession(id: string, atSeq: number, overrides: NewSession = {}): SessionRow {
+    const parent = this.getSession(id);
+    if (!Number.isInteger(atSeq) || atSeq < 0 || atSeq > parent.last_seq) {
+      throw new LogInputError(`fork point must be a position from 0 to ${parent.last_seq}, got ${String(atSeq)}`);
+    }
+    const childId = newId.session();
+    const now = new Date().toISOString();
+    this.db
+      .transaction(() => {
+        const prefix = this.reader.read(segmentsOf(id, this.lookup), { to: atSeq, limit: 100_000, types: [...STATUS_AND_USAGE_TYPES] });
+        // The prefix may be longer than one read: sum usage over every page.
+        let usage = emptyUsage();
+        let status: SessionStatus = 'idle';
+        let page = prefix;
+        for (;;) {
+          for (const e of page) {
+            status = statusOf(e.type) ?? status;
+            usage = addUsage(usage, e);
+          }
+          if (page.length < 100_000) break;
+          page = this.reader.read(segmentsOf(id, this.lookup), {
+            after: page[page.length - 1]!.seq,
+            to: atSeq,
+            limit: 100_000,
+            types: [...STATUS_AND_USAGE_TYPES],
+          });
+        }
+        this.q.insertSession!.run({
+          id: childId,
+          created_at: now,
+          updated_at: now,
+          parent_id: id,
+          fork_seq: atSeq,
+          status,
+          agent_id: overrides.agent_id ?? parent.agent_id,
+          agent_version: overrides.agent_version ?? parent.agent_version,
+          environment_id: overrides.environment_id ?? parent.environment_id,
+          usage: JSON.stringify(usage),
+          record: JSON.stringify(overrides.record ?? parent.record),
+        });
+      })
+      .immediate();
+    this.sessions.publish('all', { kind: 'created', sessionId: childId });
+    return this.getSession(childId);
+  }
+
+  // ---- events ----
+
+  /** Appends one event; returns it with its id, processed_at and seq once committed. */
+  emitEvent(sessionId: string, event: EventInput, opts: EmitOptions = {}): LoggedEvent {
+    return this.emitEvents(sessionId, [event], opts.idempotencyKey)[0]!;
+  }
+
+  /**
+   * Appends several events atomically, in order. With an idempotency key, event i uses
+   * `key` (i = 0) or `key#i`; a repeated call returns the events the first one made.
+   */
+  emitEvents(sessionId: string, events: readonly EventInput[], idempotencyKey?: string): LoggedEvent[] {
+    if (events.length === 0) throw new LogInputError('no events to append');
+    events.forEach((e, i) => checkEventInput(e, `events[${i}]`));
+    if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
+      throw new LogInputError('an idempotency key must be a string of 1 to 255 characters');
+    }
+    let fresh = false;
+    const out = this.db
+      .transaction(() => {
+        if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+        if (idempotencyKey !== undefined) {
+          const prior = this.findByKey(sessionId, idempotencyKey, events.length);
+          if (prior) return prior;
+        }
+        fresh = true;
+        return this.appendLocked(sessionId, events, idempotencyKey);
+      })
+      .immediate();
+    if (fresh) for (const e of out) this.events.publish(sessionId, e);
+    return out;
+  }
+
+  /** A positional slice of the session's log (see EventSlice). */
+  getEvents(sessionId: string, slice: EventSlice = {}): LoggedEvent[] {
+    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    return this.reader.read(segmentsOf(sessionId, this.lookup), slice);
+  }
+
+  /** The event with this id if it is part of the session's log (its own or shared by a fork). */
+  findEvent(sessionId: string, eventId: string): LoggedEvent | undefined {
+    const row = this.q.byId!.get(eventId) as { session_id: string; seq: number; body: string } | undefined;
+    if (!row) return undefined;
+    const seg = this.segments(sessionId).find((s) => s.sessionId === row.session_id && row.seq >= s.lo && row.seq <= s.hi);
+    return seg ? rowToEvent(row) : undefined;
+  }
+
+  /** Calls `listener` with each event appended to the session from now on, after commit. */
+  subscribe(sessionId: string, listener: (event: LoggedEvent) => void): () => void {
+    return this.events.subscribe(sessionId, listener);
+  }
+
+  /** Calls `listener` when a session is created, changed or deleted. */
+  subscribeSessions(listener: (change: SessionChange) => void): () => void {
+    return this.sessions.subscribe('all', listener);
+  }
+
+  segments(sessionId: string): Segment[] {
+    return segmentsOf(sessionId, this.lookup);
+  }
+
+  // ---- internals ----
+
+  private readonly lookup = (id: string) => this.q.session!.get(id) as SessionDbRow | undefined;
+
+  private findRow(id: string): SessionDbRow | undefined {
+    if (typeof id !== 'string') return undefined;
+    const row = this.lookup(id);
+    return row && row.deleted_at === null ? row : undefined;
+  }
+
+  private lastSeqOf(row: SessionDbRow): number {
+    const own = (this.q.lastSeq!.get(row.id) as { seq: number | null }).seq;
+    return own ?? row.fork_seq ?? 0;
+  }
+
+  private lastEventOf(id: string): LoggedEvent | undefined {
+    const row = this.db.prepare('SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1').get(id) as
+      | { seq: number; body: string }
+      | undefined;
+    return row ? rowToEvent(row) : undefined;
+  }
+
+  private findByKey(sessionId: string, key: string, count: number): LoggedEvent[] | undefined {
+    const segs = this.segments(sessionId);
+    const found: LoggedEvent[] = [];
+    for (let i = 0; i < count; i++) {
+      const k = i === 0 ? key : `${key}#${i}`;
+      let hit: LoggedEvent | undefined;
+      for (const s of segs) {
+        const row = this.q.idem!.get(s.sessionId, k, s.lo, s.hi) as { seq: number; body: string } | undefined;
+        if (row) {
+          hit = rowToEvent(row);
+          break;
+        }
+      }
+      if (!hit) {
+        if (i === 0) return undefined;
+        throw new LogInputError(`idempotency key '${key}' was first used for ${i} event(s), not ${count}`);
+      }
+      found.push(hit);
+    }
+    return found;
+  }
+
+  /** Appends inside an open write transaction. */
+  private appendLocked(sessionId: string, events: readonly EventInput[], key: string | undefined): LoggedEvent[] {
+    const row = this.lookup(sessionId)!;
+    let seq = this.lastSeqOf(row);
+    let usage: SessionUsageTotals | undefined;
+    let status: SessionStatus | undefined;
+    const out: LoggedEvent[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const input = events[i]!;
+      seq += 1;
+      const event: LoggedEvent = { ...input, id: newId.event(), type: input.type, processed_at: new Date().toISOString(), seq };
+      const { seq: _omit, ...stored } = event;
+      const k = key === undefined ? null : i === 0 ? key : `${key}#${i}`;
+      this.q.insertEvent!.run(sessionId, seq, event.id, event.type, event.processed_at, k, JSON.stringify(stored));
+      status = statusOf(event.type) ?? status;
+      if (event.type === 'span.model_request_end') usage = addUsage(usage ?? (JSON.parse(row.usage) as SessionUsageTotals), event);
+      out.push(event);
+    }
+    if (status) this.q.setStatus!.run(status, new Date().toISOString(), sessionId);
+    if (usage) this.q.setUsage!.run(JSON.stringify(usage), sessionId);
+    return out;
+  }
+
+  private toSession(row: SessionDbRow): SessionRow {
+    return {
+      id: row.id,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      archived_at: row.archived_at,
+      status: row.status as SessionStatus,
+      parent_id: row.parent_id,
+      fork_seq: row.fork_seq,
+      last_seq: this.lastSeqOf(row),
+      agent_id: row.agent_id,
+      agent_version: row.agent_version,
+      environment_id: row.environment_id,
+      usage: JSON.parse(row.usage) as SessionUsageTotals,
+      record: JSON.parse(row.record) as Record<string, unknown>,
+    };
+  }
+}
+
+const STATUS_AND_USAGE_TYPES = [
+  'session.status_running',
+  'session.status_idle',
+  'session.status_rescheduled',
+  'session.status_terminated',
+  'span.model_request_end',
+] as const;
