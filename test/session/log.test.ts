@@ -8,7 +8,7 @@ import { LogInputError, SessionNotFoundError } from '../../main/session/types';
 import { tmpDir } from '../helpers/tmp';
 
 const msg = (text: string) => ({ type: 'user.message', content: [{ type: 'text', text }] });
-const texts = (events: { content?: unknown }[]) =>
+const texts = (events: ReadonlyArray<{ [k: string]: unknown }>) =>
   events.map((e) => (e.content as { text: string }[])[0]!.text);
 
 function freshLog() {
