@@ -4,6 +4,11 @@ import { LogInputError, type EventSlice, type LoggedEvent } from './types';
 
 const MAX_LIMIT = 100_000;
 
+interface TimeBound {
+  op: '>' | '>=' | '<' | '<=';
+  value: string;
+}
+
 interface Row {
   seq: number;
   body: string;
@@ -22,19 +27,25 @@ function checkPosition(name: string, value: number | undefined): void {
   }
 }
 
-/** Reads positional slices across a session's segments with a few prepared statements. */
+/** Reads positional slices across a session's segments; statements are prepared once per shape. */
 export class EventReader {
-  private readonly stmts: Record<'asc' | 'desc', Record<'all' | 'typed', Statement>>;
+  private readonly cache = new Map<string, Statement>();
 
-  constructor(db: Database) {
-    const sql = (order: 'ASC' | 'DESC', typed: boolean) =>
-      `SELECT seq, body FROM events WHERE session_id = ? AND seq BETWEEN ? AND ?` +
-      (typed ? ` AND type IN (SELECT value FROM json_each(?))` : '') +
-      ` ORDER BY seq ${order} LIMIT ?`;
-    this.stmts = {
-      asc: { all: db.prepare(sql('ASC', false)), typed: db.prepare(sql('ASC', true)) },
-      desc: { all: db.prepare(sql('DESC', false)), typed: db.prepare(sql('DESC', true)) },
-    };
+  constructor(private readonly db: Database) {}
+
+  private statement(order: 'asc' | 'desc', typed: boolean, times: readonly TimeBound[]): Statement {
+    const key = `${order}|${typed}|${times.map((t) => t.op).join(',')}`;
+    let stmt = this.cache.get(key);
+    if (!stmt) {
+      const sql =
+        `SELECT seq, body FROM events WHERE session_id = ? AND seq BETWEEN ? AND ?` +
+        (typed ? ` AND type IN (SELECT value FROM json_each(?))` : '') +
+        times.map((t) => ` AND processed_at ${t.op} ?`).join('') +
+        ` ORDER BY seq ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
+      stmt = this.db.prepare(sql);
+      this.cache.set(key, stmt);
+    }
+    return stmt;
   }
 
   read(segments: readonly Segment[], slice: EventSlice): LoggedEvent[] {
@@ -62,7 +73,13 @@ export class EventReader {
     const fromEnd = !hasLower && (slice.order === 'desc' || slice.before !== undefined);
     const typesJson = slice.types && slice.types.length > 0 ? JSON.stringify(slice.types) : undefined;
     const scanOrder = fromEnd ? 'desc' : 'asc';
-    const stmt = this.stmts[scanOrder][typesJson ? 'typed' : 'all'];
+    const times: TimeBound[] = [];
+    if (slice.processedAfter !== undefined) times.push({ op: '>', value: slice.processedAfter });
+    if (slice.processedFrom !== undefined) times.push({ op: '>=', value: slice.processedFrom });
+    if (slice.processedBefore !== undefined) times.push({ op: '<', value: slice.processedBefore });
+    if (slice.processedTo !== undefined) times.push({ op: '<=', value: slice.processedTo });
+    const stmt = this.statement(scanOrder, typesJson !== undefined, times);
+    const timeValues = times.map((t) => t.value);
     const ordered = fromEnd ? [...segments].reverse() : segments;
 
     const out: LoggedEvent[] = [];
@@ -71,7 +88,9 @@ export class EventReader {
       const b = Math.min(hi, seg.hi);
       if (a > b) continue;
       const want = limit - out.length;
-      const rows = (typesJson ? stmt.all(seg.sessionId, a, b, typesJson, want) : stmt.all(seg.sessionId, a, b, want)) as Row[];
+      const params: unknown[] = [seg.sessionId, a, b];
+      if (typesJson !== undefined) params.push(typesJson);
+      const rows = stmt.all(...params, ...timeValues, want) as Row[];
       for (const row of rows) out.push(rowToEvent(row));
       if (out.length >= limit) break;
     }

@@ -62,6 +62,11 @@ export interface EventSlice {
   to?: number;
   /** Only these event types. */
   types?: readonly string[];
+  /** Only events processed in this time window (ISO 8601 strings, compared as stored). */
+  processedAfter?: string;
+  processedFrom?: string;
+  processedBefore?: string;
+  processedTo?: string;
   /** Result order; default oldest-first. */
   order?: 'asc' | 'desc';
   /** At most this many events; default 1000. */

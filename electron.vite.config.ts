@@ -1,0 +1,57 @@
+import { resolve } from 'node:path';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'electron-vite';
+import type { Plugin } from 'vite';
+
+const root = import.meta.dirname;
+
+/**
+ * The renderer's Content-Security-Policy lives in renderer/index.html (a meta tag), so it holds
+ * both in the desktop window (file://) and when `serve` hands the page to a browser. Vite's dev
+ * server needs an inline React Refresh preamble and its HMR socket; this loosens the policy for
+ * `electron-vite dev` only. Production builds keep the strict one.
+ */
+function devCsp(): Plugin {
+  return {
+    name: 'corral:dev-csp',
+    apply: 'serve',
+    transformIndexHtml: (html) =>
+      html
+        .replace("script-src 'self'", "script-src 'self' 'unsafe-inline'")
+        .replace("connect-src 'self'", "connect-src 'self' ws: http:")
+        .replace("style-src 'self'", "style-src 'self' 'unsafe-inline'"),
+  };
+}
+
+export default defineConfig({
+  main: {
+    build: {
+      outDir: resolve(root, 'out/main'),
+      // better-sqlite3, zod, ulid … stay external: the native addon cannot be bundled.
+      externalizeDeps: true,
+      lib: { entry: resolve(root, 'main/shell/index.ts') },
+    },
+  },
+  preload: {
+    build: {
+      outDir: resolve(root, 'out/preload'),
+      // Sandboxed preloads can require only a few built-ins: bundle everything else in.
+      externalizeDeps: false,
+      rolldownOptions: {
+        input: { index: resolve(root, 'preload/index.ts') },
+        // Sandboxed preloads cannot be ES modules.
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
+  },
+  renderer: {
+    root: resolve(root, 'renderer'),
+    // Relative asset paths: the same build loads from file:// and from `serve` in a browser.
+    base: './',
+    plugins: [react(), devCsp()],
+    build: {
+      outDir: resolve(root, 'out/renderer'),
+      rolldownOptions: { input: resolve(root, 'renderer/index.html') },
+    },
+  },
+});

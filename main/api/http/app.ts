@@ -1,0 +1,74 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Host } from '../../host';
+import { keyMatches, presentedKey } from './auth';
+import { ApiError, errorResponse, toApiError } from './errors';
+import { newRequestId } from './ids';
+import { agentRoutes } from './routes/agents';
+import { environmentRoutes } from './routes/environments';
+import { eventRoutes } from './routes/events';
+import { sessionRoutes } from './routes/sessions';
+import { uiRoutes } from './routes/ui';
+
+/** Options of the HTTP app. */
+export interface ApiAppOptions {
+  apiKey: string;
+  rendererDir: string;
+  /** Largest request body accepted (bytes). */
+  maxBodyBytes?: number;
+  heartbeatMs?: number;
+  /** Host names (with port) requests may name; others are refused (DNS rebinding). Empty: any. */
+  allowedHosts?: readonly string[];
+}
+
+/**
+ * The headless server's routes: the Managed-Agents-compatible API under /v1 (API key
+ * required), and the UI (cookie-authorised WebSocket + static renderer).
+ */
+export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
+  const app = new Hono();
+  const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
+
+  app.onError((err, c) => errorResponse(c, toApiError(err)));
+  app.notFound((c) =>
+    errorResponse(
+      c,
+      new ApiError('not_found_error', `nothing at ${c.req.path}`),
+    ),
+  );
+
+  app.use('*', async (c, next) => {
+    const id = newRequestId();
+    c.set('requestId' as never, id as never);
+    c.header('request-id', id);
+    if (opts.allowedHosts && opts.allowedHosts.length > 0 && !opts.allowedHosts.includes(c.req.header('host') ?? '')) {
+      return errorResponse(c, new ApiError('permission_error', `requests for host '${c.req.header('host')}' are refused`));
+    }
+    await next();
+  });
+
+  const v1 = new Hono();
+  v1.use('*', async (c, next) => {
+    if (!keyMatches(presentedKey(c.req.raw.headers), opts.apiKey)) {
+      return errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)'));
+    }
+    await next();
+  });
+  v1.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBody,
+      onError: (c) => errorResponse(c, new ApiError('request_too_large', `the request body is larger than ${maxBody} bytes`)),
+    }),
+  );
+  v1.route('/agents', agentRoutes(host));
+  v1.route('/environments', environmentRoutes(host));
+  v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000 }));
+  v1.route('/sessions', sessionRoutes(host));
+  v1.all('*', (c) =>
+    errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),
+  );
+  app.route('/v1', v1);
+  app.route('/', uiRoutes(host, { apiKey: opts.apiKey, rendererDir: opts.rendererDir }));
+  return app;
+}

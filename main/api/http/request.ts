@@ -1,0 +1,66 @@
+import type { Context } from 'hono';
+import type { z } from 'zod';
+import { ApiError, describeZodError } from './errors';
+
+/** Reads and validates a JSON body: malformed JSON and schema mismatches become clear 400s. */
+export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const text = await c.req.text();
+  if (text.trim() === '') {
+    const empty = schema.safeParse({});
+    if (empty.success) return empty.data;
+    throw new ApiError('invalid_request_error', 'the request needs a JSON body');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ApiError('invalid_request_error', `the body is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new ApiError('invalid_request_error', describeZodError(parsed.error));
+  return parsed.data;
+}
+
+/** An integer query parameter within bounds. */
+export function queryInt(c: Context, name: string, opts: { min: number; max: number; fallback?: number }): number | undefined {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === '') return opts.fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < opts.min || n > opts.max) {
+    throw new ApiError('invalid_request_error', `${name} must be a whole number from ${opts.min} to ${opts.max}, got '${raw}'`);
+  }
+  return n;
+}
+
+export function queryBool(c: Context, name: string): boolean | undefined {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ApiError('invalid_request_error', `${name} must be true or false, got '${raw}'`);
+}
+
+export function queryEnum<T extends string>(c: Context, name: string, values: readonly T[]): T | undefined {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === '') return undefined;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ApiError('invalid_request_error', `${name} must be one of ${values.join(', ')}, got '${raw}'`);
+  }
+  return raw as T;
+}
+
+/** A list parameter: `name[]=a&name[]=b` (the SDK's form), `name=a&name=b` or `name=a,b`. */
+export function queryList(c: Context, name: string): string[] | undefined {
+  const values = [...(c.req.queries(`${name}[]`) ?? []), ...(c.req.queries(name) ?? [])];
+  if (values.length === 0) return undefined;
+  return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+}
+
+/** An RFC 3339 timestamp filter, normalised to the stored form for comparison. */
+export function queryTime(c: Context, name: string): string | undefined {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === '') return undefined;
+  const t = Date.parse(raw);
+  if (Number.isNaN(t)) throw new ApiError('invalid_request_error', `${name} must be an RFC 3339 timestamp, got '${raw}'`);
+  return new Date(t).toISOString();
+}

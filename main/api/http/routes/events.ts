@@ -1,0 +1,93 @@
+import { Hono } from 'hono';
+import type { Host } from '../../../host';
+import type { EventSlice } from '../../../session/types';
+import { eventSendBody, toLoggedInput } from '../../schemas/events';
+import { ApiError, notFound } from '../errors';
+import { newOutcomeId } from '../ids';
+import { jsonBody, queryEnum, queryInt, queryList, queryTime } from '../request';
+import { streamSessionEvents } from '../sse';
+
+interface EventCursor {
+  s: number; // last seq shown
+}
+
+const encode = (c: EventCursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
+function decode(token: string): EventCursor {
+  try {
+    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as EventCursor;
+    if (Number.isInteger(c.s) && c.s >= 0) return c;
+  } catch {
+    // fall through
+  }
+  throw new ApiError('invalid_request_error', `'${token.slice(0, 40)}' is not a page token from this server`);
+}
+
+/** Options of the event routes. */
+export interface EventRouteOptions {
+  /** How often an idle SSE stream sends a `ping`. */
+  heartbeatMs: number;
+}
+
+/** `/v1/sessions/{id}/events`: list (cursor pages), send, and stream (SSE). */
+export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
+  const app = new Hono();
+  const { log } = host;
+
+  app.get('/:id/events', (c) => {
+    const id = c.req.param('id');
+    const limit = queryInt(c, 'limit', { min: 1, max: 1000, fallback: 100 })!;
+    const order = queryEnum(c, 'order', ['asc', 'desc'] as const) ?? 'asc';
+    const token = c.req.query('page');
+    const cursor = token ? decode(token) : undefined;
+    const slice: EventSlice = {
+      order,
+      limit: limit + 1,
+      types: queryList(c, 'types'),
+      processedAfter: queryTime(c, 'created_at[gt]'),
+      processedFrom: queryTime(c, 'created_at[gte]'),
+      processedBefore: queryTime(c, 'created_at[lt]'),
+      processedTo: queryTime(c, 'created_at[lte]'),
+      ...(cursor ? (order === 'asc' ? { after: cursor.s } : { before: cursor.s }) : {}),
+    };
+    const events = log.getEvents(id, slice);
+    const more = events.length > limit;
+    if (more) events.pop();
+    const last = events[events.length - 1];
+    return c.json({ data: events, next_page: more && last ? encode({ s: last.seq }) : null });
+  });
+
+  app.post('/:id/events', async (c) => {
+    const id = c.req.param('id');
+    const session = log.getSession(id);
+    const body = await jsonBody(c, eventSendBody);
+    if (session.archived_at) {
+      throw new ApiError('invalid_request_error', `session '${id}' is archived; it takes no new events`, { error_code: 'session_archived' });
+    }
+    const key = c.req.header('idempotency-key');
+    const events = log.emitEvents(
+      id,
+      body.events.map((e) => toLoggedInput(e, newOutcomeId)),
+      key ? `api:${key}` : undefined,
+    );
+    return c.json({ data: events });
+  });
+
+  app.get('/:id/events/stream', (c) => {
+    const id = c.req.param('id');
+    const session = log.getSession(id);
+    // Resume after the last event the client saw (SSE's Last-Event-ID, or Corral's after_seq);
+    // without either, the stream carries what is appended from now on.
+    let after = session.last_seq;
+    const lastEventId = c.req.header('last-event-id');
+    if (lastEventId) {
+      const seen = log.findEvent(id, lastEventId);
+      if (!seen) throw notFound('event', lastEventId);
+      after = seen.seq;
+    }
+    const afterSeq = queryInt(c, 'after_seq', { min: 0, max: Number.MAX_SAFE_INTEGER });
+    if (afterSeq !== undefined) after = afterSeq;
+    return streamSessionEvents(c, log, id, after, opts.heartbeatMs);
+  });
+
+  return app;
+}

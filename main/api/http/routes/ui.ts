@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { upgradeWebSocket } from '@hono/node-server';
+import { Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import type { Host } from '../../../host';
+import { openUiChannel } from '../../ui-channel';
+import { keyMatches, UI_COOKIE, uiCookieValue } from '../auth';
+
+/** Options of the UI routes. */
+export interface UiRouteOptions {
+  apiKey: string;
+  /** The built renderer (out/renderer); the UI answers 503 with a hint when it is missing. */
+  rendererDir: string;
+}
+
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * The UI in a browser: `/?token=KEY` trades the key for an HttpOnly cookie and redirects to a
+ * clean URL (the key never stays in the address bar); `/ui/ws` is the renderer's API over a
+ * WebSocket, authorised by that cookie; everything else is the built renderer.
+ */
+export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
+  const app = new Hono();
+  const cookie = uiCookieValue(opts.apiKey);
+
+  app.get(
+    '/ui/ws',
+    upgradeWebSocket((c) => {
+      const authorised = getCookie(c, UI_COOKIE) === cookie;
+      const origin = c.req.header('origin');
+      const sameOrigin = !origin || new URL(origin).host === c.req.header('host');
+      let channel: ReturnType<typeof openUiChannel> | undefined;
+      return {
+        onOpen(_evt, ws) {
+          if (!sameOrigin) return ws.close(4403, 'cross-origin connection refused');
+          if (!authorised) return ws.close(4401, 'not authorised: open the link corral serve printed');
+          channel = openUiChannel(host.ui, (text) => {
+            if (ws.readyState === 1) ws.send(text);
+          });
+        },
+        onMessage(evt) {
+          if (typeof evt.data === 'string') channel?.onMessage(evt.data);
+        },
+        onClose() {
+          channel?.close();
+        },
+      };
+    }),
+  );
+
+  app.use('*', async (c, next) => {
+    c.header('content-security-policy', CSP);
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+    await next();
+  });
+
+  app.get('/', async (c, next) => {
+    const token = c.req.query('token');
+    if (token === undefined) return next();
+    const url = new URL(c.req.url);
+    url.searchParams.delete('token');
+    if (!keyMatches(token, opts.apiKey)) {
+      return c.text('That link has a wrong or old key. Open the link `corral serve` printed last.', 401);
+    }
+    setCookie(c, UI_COOKIE, cookie, { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: 60 * 60 * 24 * 365 });
+    return c.redirect(`${url.pathname}${url.search}`, 303);
+  });
+
+  // Made on first use: serveStatic complains at construction when the folder is missing.
+  let files: ReturnType<typeof serveStatic> | undefined;
+  let page: ReturnType<typeof serveStatic> | undefined;
+  app.get('*', async (c, next) => {
+    if (!fs.existsSync(path.join(opts.rendererDir, 'index.html'))) {
+      return c.text('The UI is not built: run `npm run build` (or start with `npm run serve`, which builds it).', 503);
+    }
+    files ??= serveStatic({ root: opts.rendererDir });
+    // Any other path is the single-page app's (a deep link): answer with its page.
+    page ??= serveStatic({ path: path.join(opts.rendererDir, 'index.html') });
+    return files(c, async () => {
+      await page!(c, next);
+    });
+  });
+  return app;
+}

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { metadata, metadataPatch, permissionPolicy } from './common';
+
+const effortName = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
+const modelConfig = z
+  .object({
+    id: z.string().min(1).max(200),
+    effort: z.union([effortName, z.object({ type: effortName }).strict()]).nullish(),
+    inference_geo: z.string().nullish(),
+    speed: z.enum(['standard', 'fast']).nullish(),
+  })
+  .strict();
+export const modelParam = z.union([z.string().min(1).max(200), modelConfig]);
+
+const builtinToolNames = ['bash', 'edit', 'read', 'write', 'glob', 'grep', 'web_fetch', 'web_search'] as const;
+const toolConfig = z
+  .object({
+    name: z.enum(builtinToolNames),
+    type: z.enum(builtinToolNames).optional(),
+    enabled: z.boolean().nullish(),
+    permission_policy: permissionPolicy.nullish(),
+  })
+  .passthrough();
+const defaultConfig = z.object({ enabled: z.boolean().nullish(), permission_policy: permissionPolicy.nullish() }).strict();
+
+export const agentToolsetParam = z
+  .object({ type: z.literal('agent_toolset_20260401'), configs: z.array(toolConfig).optional(), default_config: defaultConfig.nullish() })
+  .strict();
+export const mcpToolsetParam = z
+  .object({
+    type: z.literal('mcp_toolset'),
+    mcp_server_name: z.string().min(1),
+    configs: z.array(z.object({ name: z.string().min(1), enabled: z.boolean().nullish(), permission_policy: permissionPolicy.nullish() }).strict()).optional(),
+    default_config: defaultConfig.nullish(),
+  })
+  .strict();
+export const customToolParam = z
+  .object({
+    type: z.literal('custom'),
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/, 'tool names are 1-128 letters, digits, _ or -'),
+    description: z.string().max(10_000),
+    input_schema: z.object({ type: z.literal('object') }).passthrough(),
+  })
+  .strict();
+export const toolParam = z.discriminatedUnion('type', [agentToolsetParam, mcpToolsetParam, customToolParam]);
+
+export const mcpServerParam = z.object({ type: z.literal('url'), name: z.string().min(1).max(100), url: z.string().url() }).strict();
+const skillParam = z
+  .object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string().min(1), version: z.string().nullish() })
+  .strict();
+const executionIdentity = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('service_account') }).strict(),
+  z.object({ type: z.literal('aws_role'), role_arn: z.string().min(1) }).strict(),
+]);
+
+const agentFields = {
+  description: z.string().max(2048).nullish(),
+  execution_identity: executionIdentity.nullish(),
+  mcp_servers: z.array(mcpServerParam).max(20),
+  multiagent: z.object({ type: z.string() }).passthrough().nullish(),
+  skills: z.array(skillParam).max(20),
+  system: z.string().max(100_000).nullish(),
+  tools: z.array(toolParam).max(128),
+};
+
+export const agentCreateBody = z
+  .object({
+    name: z.string().min(1).max(256),
+    model: modelParam,
+    ...agentFields,
+    mcp_servers: agentFields.mcp_servers.optional(),
+    skills: agentFields.skills.optional(),
+    tools: agentFields.tools.optional(),
+    metadata: metadata.optional(),
+  })
+  .strict();
+
+export const agentUpdateBody = z
+  .object({
+    name: z.string().min(1).max(256).optional(),
+    model: modelParam.optional(),
+    ...agentFields,
+    mcp_servers: agentFields.mcp_servers.nullish(),
+    skills: agentFields.skills.nullish(),
+    tools: agentFields.tools.nullish(),
+    metadata: metadataPatch.nullish(),
+    version: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+export type AgentCreateBody = z.infer<typeof agentCreateBody>;
+export type AgentUpdateBody = z.infer<typeof agentUpdateBody>;

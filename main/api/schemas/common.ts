@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/** Metadata: up to 16 string pairs, keys ≤ 64 and values ≤ 512 characters. */
+export const metadata = z
+  .record(z.string().min(1).max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 16, 'metadata has at most 16 keys');
+
+/** Metadata patch: a null value removes the key. */
+export const metadataPatch = z
+  .record(z.string().min(1).max(64), z.string().max(512).nullable())
+  .refine((m) => Object.keys(m).length <= 16, 'metadata has at most 16 keys');
+
+export function applyMetadataPatch(current: Record<string, string>, patch: Record<string, string | null> | null | undefined): Record<string, string> {
+  if (patch === null) return {};
+  if (patch === undefined) return current;
+  const next = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  return next;
+}
+
+export const permissionPolicy = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('always_allow') }),
+  z.object({ type: z.literal('always_ask') }),
+  z.object({ type: z.literal('auto') }),
+]);
+
+export const textBlock = z.object({ type: z.literal('text'), text: z.string() }).strict();
+const base64Source = z.object({ type: z.literal('base64'), media_type: z.string().min(1), data: z.string() }).strict();
+const urlSource = z.object({ type: z.literal('url'), url: z.string().url() }).strict();
+const fileSource = z.object({ type: z.literal('file'), file_id: z.string().min(1) }).strict();
+export const imageBlock = z.object({ type: z.literal('image'), source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource]) }).strict();
+export const documentBlock = z
+  .object({
+    type: z.literal('document'),
+    source: z.discriminatedUnion('type', [
+      base64Source,
+      urlSource,
+      fileSource,
+      z.object({ type: z.literal('text'), media_type: z.literal('text/plain'), data: z.string() }).strict(),
+    ]),
+    context: z.string().nullish(),
+    title: z.string().nullish(),
+  })
+  .strict();
+export const redactedBlock = z.object({ type: z.literal('redacted') }).strict();
+export const searchResultBlock = z
+  .object({
+    type: z.literal('search_result'),
+    source: z.string(),
+    title: z.string(),
+    content: z.array(textBlock),
+    citations: z.object({ enabled: z.boolean() }).strict(),
+  })
+  .strict();

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { metadata, metadataPatch } from './common';
+
+const packages = z
+  .object({
+    type: z.literal('packages').optional(),
+    apt: z.array(z.string()).nullish(),
+    cargo: z.array(z.string()).nullish(),
+    gem: z.array(z.string()).nullish(),
+    go: z.array(z.string()).nullish(),
+    npm: z.array(z.string()).nullish(),
+    pip: z.array(z.string()).nullish(),
+  })
+  .strict();
+const networking = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('unrestricted') }).strict(),
+  z
+    .object({
+      type: z.literal('limited'),
+      allow_mcp_servers: z.boolean().nullish(),
+      allow_package_managers: z.boolean().nullish(),
+      allowed_hosts: z.array(z.string()).nullish(),
+    })
+    .strict(),
+]);
+
+const workingDir = z.string().min(1).max(4096);
+const hostName = z.string().min(1).max(255).regex(/^[^\s@]+$/, 'a host name or address, without spaces or user@');
+const port = z.number().int().min(1).max(65535);
+
+/**
+ * Environment configs: the API's `cloud` and `self_hosted`, and Corral's own kinds. Secrets are
+ * never part of a config (a key file is named by path; key contents go to the vault).
+ */
+export const environmentConfig = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('cloud'), networking: networking.nullish(), packages: packages.nullish() }).strict(),
+  z.object({ type: z.literal('self_hosted') }).strict(),
+  z.object({ type: z.literal('local'), working_dir: workingDir.optional() }).strict(),
+  z
+    .object({
+      type: z.literal('ssh'),
+      host: hostName,
+      port: port.optional(),
+      user: z.string().min(1).max(64).optional(),
+      /** A `Host` alias from ~/.ssh/config to resolve host, port, user and key from. */
+      ssh_config_host: z.string().min(1).max(255).optional(),
+      /** Path of a private key file on this machine (the key itself is never stored here). */
+      identity_file: z.string().min(1).max(4096).optional(),
+      working_dir: workingDir.optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('docker'),
+      image: z.string().min(1).max(512),
+      working_dir: workingDir.optional(),
+      /** `none` (default) leaves the container only loopback. */
+      network: z.enum(['none', 'bridge', 'host']).optional(),
+      memory_mb: z.number().int().min(16).max(1_048_576).optional(),
+      cpus: z.number().positive().max(1024).optional(),
+      /** Docker API endpoint; default `DOCKER_HOST` or the usual sockets. */
+      docker_host: z.string().min(1).max(4096).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('adb'),
+      serial: z.string().min(1).max(255),
+      adb_host: hostName.optional(),
+      adb_port: port.optional(),
+      working_dir: workingDir.optional(),
+    })
+    .strict(),
+]);
+export type EnvironmentConfigParam = z.infer<typeof environmentConfig>;
+
+export const environmentCreateBody = z
+  .object({
+    name: z.string().min(1).max(256),
+    config: environmentConfig.nullish(),
+    description: z.string().max(2048).nullish(),
+    metadata: metadata.optional(),
+    scope: z.enum(['organization', 'account']).nullish(),
+  })
+  .strict();
+
+export const environmentUpdateBody = z
+  .object({
+    name: z.string().min(1).max(256).nullish(),
+    config: environmentConfig.nullish(),
+    description: z.string().max(2048).nullish(),
+    metadata: metadataPatch.optional(),
+    scope: z.enum(['organization', 'account']).nullish(),
+  })
+  .strict();
+
+/** Fills the defaults the API reports (a cloud config's networking and packages). */
+export function normalizeEnvironmentConfig(config: EnvironmentConfigParam | null | undefined): Record<string, unknown> {
+  if (!config) return { type: 'local' };
+  if (config.type !== 'cloud') return { ...config };
+  const p = config.packages ?? {};
+  const net = config.networking ?? { type: 'unrestricted' as const };
+  return {
+    type: 'cloud',
+    networking:
+      net.type === 'limited'
+        ? {
+            type: 'limited',
+            allow_mcp_servers: net.allow_mcp_servers ?? false,
+            allow_package_managers: net.allow_package_managers ?? false,
+            allowed_hosts: net.allowed_hosts ?? [],
+          }
+        : net,
+    packages: { type: 'packages', apt: p.apt ?? [], cargo: p.cargo ?? [], gem: p.gem ?? [], go: p.go ?? [], npm: p.npm ?? [], pip: p.pip ?? [] },
+  };
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { mcpServerParam, modelParam, toolParam } from './agents';
+import { metadata, metadataPatch } from './common';
+import { initialEventParams } from './events';
+
+const agentRef = z.union([
+  z.string().min(1),
+  z.object({ type: z.literal('agent'), id: z.string().min(1), version: z.number().int().min(1).optional() }).strict(),
+  z
+    .object({
+      type: z.literal('agent_with_overrides'),
+      id: z.string().min(1),
+      version: z.number().int().min(1).optional(),
+      model: modelParam.optional(),
+      system: z.string().max(100_000).nullish(),
+      tools: z.array(toolParam).max(128).optional(),
+      mcp_servers: z.array(mcpServerParam).max(20).optional(),
+      skills: z.array(z.object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string(), version: z.string().nullish() }).strict()).optional(),
+    })
+    .strict(),
+]);
+
+const checkout = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('branch'), name: z.string().min(1) }).strict(),
+  z.object({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-f]{7,64}$/i) }).strict(),
+]);
+const resource = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('github_repository'),
+      url: z.string().url(),
+      authorization_token: z.string().optional(),
+      checkout: checkout.nullish(),
+      mount_path: z.string().min(1).nullish(),
+    })
+    .strict(),
+  z.object({ type: z.literal('file'), file_id: z.string().min(1), mount_path: z.string().min(1).nullish() }).strict(),
+  z
+    .object({
+      type: z.literal('memory_store'),
+      memory_store_id: z.string().min(1),
+      access: z.enum(['read_write', 'read_only']).nullish(),
+      instructions: z.string().nullish(),
+    })
+    .strict(),
+]);
+export type ResourceParam = z.infer<typeof resource>;
+
+const budget = z.object({ type: z.literal('limit'), max_list_cost: z.object({}).passthrough() }).strict();
+
+export const sessionCreateBody = z
+  .object({
+    agent: agentRef,
+    environment_id: z.string().min(1),
+    initial_events: z.array(initialEventParams).max(100).optional(),
+    metadata: metadata.optional(),
+    resources: z.array(resource).max(50).optional(),
+    title: z.string().max(500).nullish(),
+    vault_ids: z.array(z.string().min(1)).max(20).optional(),
+    budget: budget.optional(),
+  })
+  .strict();
+
+export const sessionUpdateBody = z
+  .object({
+    agent: z.object({ tools: z.array(toolParam).max(128).optional(), mcp_servers: z.array(mcpServerParam).max(20).optional() }).strict().optional(),
+    budget: budget.nullish(),
+    metadata: metadataPatch.nullish(),
+    title: z.string().max(500).nullish(),
+    vault_ids: z.array(z.string().min(1)).max(20).optional(),
+  })
+  .strict();
+
+/** Corral's own addition: fork a session at a position (`POST /v1/sessions/{id}/fork`). */
+export const sessionForkBody = z
+  .object({ at_seq: z.number().int().min(0).optional(), at_event_id: z.string().min(1).optional(), title: z.string().max(500).nullish() })
+  .strict();

@@ -1,0 +1,123 @@
+import path from 'node:path';
+import { app, BrowserWindow, dialog, session, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
+import { createHost, type Host } from '../host';
+import { appLocation, appUrl, isAppUrl } from './app-url';
+import { dataDirFlag } from './args';
+import { registerIpc } from './ipc';
+
+/**
+ * The desktop app's main process: one window onto the host. Everything of substance is in the
+ * host (plain Node); this file only starts Electron, locks it down and wires IPC.
+ */
+
+// userData is where Chromium keeps its profile and, by default, where our data lives. Name it
+// like the headless server's default (main/data-dir.ts) so both find the same folder.
+app.setName('Corral');
+app.setPath('userData', path.join(app.getPath('appData'), 'Corral'));
+
+const here = import.meta.dirname; // out/main
+const location = appLocation(path.join(here, '../renderer'), app.isPackaged ? undefined : process.env.ELECTRON_RENDERER_URL);
+const preload = path.join(here, '../preload/index.cjs');
+
+let host: Host | undefined;
+let win: BrowserWindow | undefined;
+let unregisterIpc: (() => void) | undefined;
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  app.on('second-instance', () => {
+    if (!win || win.isDestroyed()) return;
+    if (win.isMinimized()) win.restore();
+    win.focus();
+  });
+  app.on('web-contents-created', (_event, contents) => lockDown(contents));
+  app.whenReady().then(start, (err: unknown) => fail(err));
+}
+
+function start(): void {
+  const dataDir = path.resolve(dataDirFlag(process.argv) ?? process.env.CORRAL_DATA ?? app.getPath('userData'));
+  try {
+    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined });
+  } catch (err) {
+    fail(err, `Could not open the data folder ${dataDir}.`);
+    return;
+  }
+  console.log(`corral: data in ${dataDir}`);
+
+  // The page needs no permission (camera, notifications, …): refuse them all.
+  session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
+
+  unregisterIpc = registerIpc(host, isOurPage);
+  createWindow();
+
+  app.on('activate', () => {
+    if (BrowserWindow.getAllWindows().length === 0) createWindow();
+  });
+}
+
+function createWindow(): void {
+  win = new BrowserWindow({
+    width: 1280,
+    height: 820,
+    show: false,
+    title: 'Corral',
+    backgroundColor: '#15171c',
+    webPreferences: {
+      preload,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      spellcheck: false,
+    },
+  });
+  win.once('ready-to-show', () => win?.show());
+  void win.loadURL(appUrl(location));
+}
+
+/** Only our own page, in the main frame of our window, may use the API. */
+function isOurPage(event: IpcMainEvent | IpcMainInvokeEvent): boolean {
+  if (!win || win.isDestroyed() || event.sender !== win.webContents) return false;
+  const frame = event.senderFrame;
+  const main = win.webContents.mainFrame;
+  if (!frame || frame.parent !== null) return false;
+  if (frame !== main && (frame.processId !== main.processId || frame.routingId !== main.routingId)) return false;
+  return isAppUrl(location, frame.url);
+}
+
+/** Every webContents: no new windows, no navigation away from the app, no <webview>. */
+function lockDown(contents: WebContents): void {
+  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  const guard = (event: { url: string; preventDefault(): void }) => {
+    if (!isAppUrl(location, event.url)) {
+      event.preventDefault();
+      console.warn(`corral: blocked navigation to ${event.url}`);
+    }
+  };
+  contents.on('will-navigate', guard);
+  contents.on('will-frame-navigate', guard);
+  contents.on('will-redirect', guard);
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+}
+
+function fail(err: unknown, what = 'Corral could not start.'): void {
+  console.error('corral:', err);
+  const detail = err instanceof Error ? err.message : String(err);
+  dialog.showErrorBox('Corral', `${what}\n\n${detail}`);
+  app.exit(1);
+}
+
+app.on('window-all-closed', () => {
+  if (process.platform !== 'darwin') app.quit();
+});
+
+app.on('will-quit', () => {
+  unregisterIpc?.();
+  unregisterIpc = undefined;
+  host?.close();
+  host = undefined;
+});
