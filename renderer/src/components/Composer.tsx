@@ -1,0 +1,61 @@
+import { useState, type FormEvent, type KeyboardEvent } from 'react';
+import type { CorralApi, UiEvent } from '../../../main/api/contract';
+import { toClientError, type ClientError } from '../api/errors';
+import { ErrorNote } from './ErrorNote';
+
+interface Props {
+  api: CorralApi;
+  sessionId: string;
+  onSent(event: UiEvent): void;
+}
+
+/** A box to send the session a user message. Enter sends; Shift+Enter is a new line. */
+export function Composer({ api, sessionId, onSent }: Props) {
+  const [text, setText] = useState('');
+  const [sending, setSending] = useState(false);
+  const [error, setError] = useState<ClientError | null>(null);
+
+  const send = async () => {
+    if (!text.trim() || sending) return;
+    setSending(true);
+    setError(null);
+    try {
+      onSent(await api.sendMessage({ sessionId, text }));
+      setText('');
+    } catch (err) {
+      setError(toClientError(err));
+    } finally {
+      setSending(false);
+    }
+  };
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    void send();
+  };
+  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      void send();
+    }
+  };
+
+  return (
+    <form className="composer" onSubmit={onSubmit} data-testid="composer">
+      {error && <ErrorNote error={error} />}
+      <div className="composer-row">
+        <textarea
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={onKeyDown}
+          placeholder="Message the agent…"
+          rows={2}
+          aria-label="Message"
+          data-testid="message-input"
+        />
+        <button type="submit" disabled={sending || !text.trim()} data-testid="send-button">
+          {sending ? 'Sending…' : 'Send'}
+        </button>
+      </div>
+    </form>
+  );
+}

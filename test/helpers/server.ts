@@ -1,0 +1,36 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { startServer, type RunningServer } from '../../main/api/http/server';
+import { createHost, type Host } from '../../main/host';
+import { tmpDir } from './tmp';
+
+/** A host with its HTTP server on a free loopback port, and an SDK client pointed at it. */
+export interface TestServer {
+  host: Host;
+  server: RunningServer;
+  apiKey: string;
+  client: Anthropic;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string } = {}): Promise<TestServer> {
+  const dataDir = tmpDir();
+  const host = createHost({ dataDir });
+  const apiKey = 'test-key-123';
+  const server = await startServer(host, {
+    port: 0,
+    apiKey,
+    rendererDir: opts.rendererDir ?? tmpDir(),
+    heartbeatMs: opts.heartbeatMs,
+  });
+  const client = new Anthropic({ apiKey, baseURL: server.url, maxRetries: 0 });
+  return {
+    host,
+    server,
+    apiKey,
+    client,
+    close: async () => {
+      await server.close();
+      host.close();
+    },
+  };
+}
