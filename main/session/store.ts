@@ -13,7 +13,7 @@ import {
   type SessionStatus,
   type SessionUsageTotals,
 } from './types';
-import { checkEventInput } from './validate-event';
+import { checkEventInput, serialiseEvent } from './validate-event';
 import { statusOf, addUsage, emptyUsage } from './derived';
 
 /** Fields a caller sets when creating a session. */
@@ -104,7 +104,7 @@ export class SessionLog {
           usage: JSON.stringify(emptyUsage()),
           record: JSON.stringify(init.record ?? {}),
         });
-        return this.appendLocked(id, initialEvents, undefined);
+        return this.appendLocked(this.lookup(id)!, initialEvents, undefined);
       })
       .immediate();
     this.sessions.publish('all', { kind: 'created', sessionId: id });
@@ -160,7 +160,7 @@ export class SessionLog {
       .transaction(() => {
         const row = this.findRow(id);
         if (!row) throw new SessionNotFoundError(id);
-        this.appendLocked(id, [{ type: 'session.deleted' }], undefined);
+        this.appendLocked(row, [{ type: 'session.deleted' }], undefined);
         this.db.prepare('UPDATE sessions SET deleted_at = ?, updated_at = ? WHERE id = ?').run(
           new Date().toISOString(),
           new Date().toISOString(),
@@ -249,13 +249,14 @@ export class SessionLog {
     let fresh = false;
     const out = this.db
       .transaction(() => {
-        if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+        const row = this.findRow(sessionId);
+        if (!row) throw new SessionNotFoundError(sessionId);
         if (idempotencyKey !== undefined) {
           const prior = this.findByKey(sessionId, idempotencyKey, events.length);
           if (prior) return prior;
         }
         fresh = true;
-        return this.appendLocked(sessionId, events, idempotencyKey);
+        return this.appendLocked(row, events, idempotencyKey);
       })
       .immediate();
     if (fresh) for (const e of out) this.events.publish(sessionId, e);
@@ -335,8 +336,8 @@ export class SessionLog {
   }
 
   /** Appends inside an open write transaction. */
-  private appendLocked(sessionId: string, events: readonly EventInput[], key: string | undefined): LoggedEvent[] {
-    const row = this.lookup(sessionId)!;
+  private appendLocked(row: SessionDbRow, events: readonly EventInput[], key: string | undefined): LoggedEvent[] {
+    const sessionId = row.id;
     let seq = this.lastSeqOf(row);
     let usage: SessionUsageTotals | undefined;
     let status: SessionStatus | undefined;
@@ -347,7 +348,7 @@ export class SessionLog {
       const event: LoggedEvent = { ...input, id: newId.event(), type: input.type, processed_at: new Date().toISOString(), seq };
       const { seq: _omit, ...stored } = event;
       const k = key === undefined ? null : i === 0 ? key : `${key}#${i}`;
-      this.q.insertEvent!.run(sessionId, seq, event.id, event.type, event.processed_at, k, JSON.stringify(stored));
+      this.q.insertEvent!.run(sessionId, seq, event.id, event.type, event.processed_at, k, serialiseEvent(stored, `events[${i}]`));
       status = statusOf(event.type) ?? status;
       if (event.type === 'span.model_request_end') usage = addUsage(usage ?? (JSON.parse(row.usage) as SessionUsageTotals), event);
       out.push(event);

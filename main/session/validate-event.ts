@@ -6,9 +6,9 @@ const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 const RESERVED = ['id', 'processed_at', 'seq'] as const;
 
 /**
- * Structural checks every appended event passes: a plain object with a dotted `type`, no fields
- * the log assigns itself, JSON-serialisable and not oversized. Per-type shapes are checked
- * where events enter (the API's schemas, the brain's own code).
+ * Structural checks every appended event passes: a plain object with a dotted `type` and no
+ * fields the log assigns itself. Size and serialisability are checked by `serialiseEvent` as
+ * it is stored. Per-type shapes are checked where events enter (the API's schemas, the brain).
  */
 export function checkEventInput(event: unknown, where = 'event'): asserts event is EventInput {
   if (typeof event !== 'object' || event === null || Array.isArray(event)) {
@@ -21,13 +21,19 @@ export function checkEventInput(event: unknown, where = 'event'): asserts event 
   for (const field of RESERVED) {
     if (field in event) throw new LogInputError(`${where}.${field} is assigned by the log and cannot be given`);
   }
+}
+
+/** The stored JSON of an event, or a LogInputError if it cannot be stored. */
+export function serialiseEvent(event: object, where = 'event'): string {
   let json: string;
   try {
     json = JSON.stringify(event);
   } catch (err) {
     throw new LogInputError(`${where} is not serialisable: ${(err as Error).message}`);
   }
-  if (Buffer.byteLength(json) > MAX_EVENT_BYTES) {
+  // Bytes are at most 3× UTF-16 units: only measure when it could matter.
+  if (json.length * 3 > MAX_EVENT_BYTES && Buffer.byteLength(json) > MAX_EVENT_BYTES) {
     throw new LogInputError(`${where} is larger than ${MAX_EVENT_BYTES} bytes`);
   }
+  return json;
 }
