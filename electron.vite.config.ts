@@ -51,6 +51,8 @@ export default defineConfig({
     plugins: [react(), devCsp()],
     build: {
       outDir: resolve(root, 'out/renderer'),
+      // Browsers fetch this from `serve` too: ship it small.
+      minify: true,
       rolldownOptions: { input: resolve(root, 'renderer/index.html') },
     },
   },

@@ -9,7 +9,7 @@ declare global {
   }
 }
 
-export type ConnectionStatus = 'connecting' | 'open' | 'reconnecting' | 'unauthorised';
+export type ConnectionStatus = 'connecting' | 'open' | 'reconnecting' | 'unauthorised' | 'refused';
 
 /** The API plus what the UI needs to know about the line it runs over. */
 export interface Transport {

@@ -11,6 +11,8 @@ import type { ConnectionStatus, Transport } from './transport';
 
 /** Close code the server uses for a page that is not authorised. */
 export const CLOSE_UNAUTHORISED = 4401;
+/** Close code the server uses for a connection from another origin. */
+export const CLOSE_REFUSED = 4403;
 
 type ServerMessage =
   | { t: 'result'; id: number; ok: true; value: unknown }
@@ -89,9 +91,10 @@ export function createWsTransport(opts: WsClientOptions): Transport {
       socket = null;
       byWireId.clear();
       for (const w of watches) w.wireId = undefined;
-      if (ev.code === CLOSE_UNAUTHORISED) {
+      if (ev.code === CLOSE_UNAUTHORISED || ev.code === CLOSE_REFUSED) {
+        // Trying again cannot help: the page needs the link `corral serve` printed.
         unauthorised = true;
-        opts.onStatus('unauthorised');
+        opts.onStatus(ev.code === CLOSE_UNAUTHORISED ? 'unauthorised' : 'refused');
         for (const call of calls.values()) call.reject(new ClientError('unauthorised', 'not authorised'));
         calls.clear();
         return;
@@ -145,7 +148,7 @@ export function createWsTransport(opts: WsClientOptions): Transport {
         // The stream could not start (say, an unknown session): it is over.
         byWireId.delete(msg.id);
         watches.delete(w);
-        w.onError?.(fromUiError(msg.error));
+        w.onError?.(msg.error);
       }
     }
   }
