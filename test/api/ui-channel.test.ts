@@ -1,0 +1,88 @@
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uiCookieValue } from '../../main/api/http/auth';
+import { startTestServer, type TestServer } from '../helpers/server';
+
+let t: TestServer;
+let sessionId: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  const agent = await t.client.beta.agents.create({ name: 'ui-agent', model: 'm' });
+  const env = await t.client.beta.environments.create({ name: 'e' });
+  sessionId = (await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id, title: 'ui' })).id;
+});
+afterAll(() => t.close());
+
+interface Msg {
+  t: string;
+  id: number | null;
+  ok?: boolean;
+  value?: unknown;
+  error?: { kind: string; message: string };
+  item?: { seq: number; type: string };
+}
+
+function connect(opts: { cookie?: string; origin?: string } = {}) {
+  const headers: Record<string, string> = {};
+  if (opts.cookie) headers.cookie = `corral_ui=${opts.cookie}`;
+  if (opts.origin) headers.origin = opts.origin;
+  const ws = new WebSocket(`${t.server.url.replace('http', 'ws')}/ui/ws`, { headers });
+  const inbox: Msg[] = [];
+  const waiters: (() => void)[] = [];
+  ws.on('message', (d) => {
+    inbox.push(JSON.parse(String(d)) as Msg);
+    waiters.splice(0).forEach((w) => w());
+  });
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  const next = async (pred: (m: Msg) => boolean): Promise<Msg> => {
+    for (;;) {
+      const i = inbox.findIndex(pred);
+      if (i >= 0) return inbox.splice(i, 1)[0]!;
+      await new Promise<void>((r) => waiters.push(r));
+    }
+  };
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return { ws, next, closed, opened, send: (m: unknown) => ws.send(JSON.stringify(m)) };
+}
+
+describe('the UI WebSocket channel', () => {
+  it('closes an unauthorised socket with 4401 and a cross-origin one with 4403', async () => {
+    expect(await connect().closed).toBe(4401);
+    expect(await connect({ cookie: 'forged' }).closed).toBe(4401);
+    expect(await connect({ cookie: uiCookieValue(t.apiKey), origin: 'http://evil.example' }).closed).toBe(4403);
+  });
+
+  it('answers calls, validates inputs and streams events without gaps', async () => {
+    const c = connect({ cookie: uiCookieValue(t.apiKey) });
+    await c.opened;
+    c.send({ t: 'call', id: 1, method: 'listSessions', input: {} });
+    const list = await c.next((m) => m.id === 1);
+    expect(list.ok).toBe(true);
+    expect((list.value as { id: string; title: string }[]).find((s) => s.id === sessionId)?.title).toBe('ui');
+
+    c.send({ t: 'call', id: 2, method: 'getEvents', input: { sessionId, limit: -1 } });
+    expect((await c.next((m) => m.id === 2)).error?.kind).toBe('invalid_input');
+    c.send({ t: 'call', id: 3, method: 'getSession', input: { sessionId: 'sesn_missing' } });
+    expect((await c.next((m) => m.id === 3)).error?.kind).toBe('not_found');
+    c.send({ t: 'call', id: 4, method: 'dropDatabase', input: {} });
+    expect((await c.next((m) => m.id === 4)).error?.message).toMatch(/unknown method/);
+
+    t.host.log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'before watch' }] });
+    c.send({ t: 'watch', id: 5, stream: 'watchEvents', input: { sessionId } });
+    const first = await c.next((m) => m.id === 5 && m.t === 'item');
+    expect(first.item).toMatchObject({ seq: 1, type: 'user.message' });
+    c.send({ t: 'call', id: 6, method: 'sendMessage', input: { sessionId, text: 'from the ui' } });
+    expect((await c.next((m) => m.id === 6)).ok).toBe(true);
+    expect((await c.next((m) => m.id === 5 && m.t === 'item')).item!.seq).toBe(2);
+
+    // Resume from a position: only what came after it.
+    c.send({ t: 'watch', id: 7, stream: 'watchEvents', input: { sessionId, after: 1 } });
+    expect((await c.next((m) => m.id === 7 && m.t === 'item')).item!.seq).toBe(2);
+    c.send({ t: 'unwatch', id: 5 });
+    c.send({ t: 'unwatch', id: 7 });
+    c.ws.close();
+  });
+});
