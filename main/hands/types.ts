@@ -1,0 +1,32 @@
+/**
+ * The single call every hand answers, whatever it is (local folder, SSH host, container,
+ * device): `execute(name, input)` → a result for the model. The brain never knows which
+ * kind of hand it holds.
+ */
+
+/** What one tool call produced. `content` goes to the model (already capped). */
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+  /** The full output when `content` had to be cut for the model, for the UI. */
+  fullOutput?: string;
+  /** Extra facts for the log (exit code, duration, bytes, truncation). */
+  details?: Record<string, unknown>;
+}
+
+/** Per-call options. */
+export interface ExecuteOptions {
+  /** Aborting kills whatever the call started (the process group) and ends it promptly. */
+  signal?: AbortSignal;
+  /** Upper bound for the call; on expiry it is killed like an abort. */
+  timeoutMs?: number;
+}
+
+/** A hand: somewhere tools run. */
+export interface Hand {
+  /** Names of the tools this hand answers. */
+  readonly tools: readonly string[];
+  execute(name: string, input: Record<string, unknown>, opts?: ExecuteOptions): Promise<ToolOutcome>;
+  /** Releases what the hand holds (connections, processes). */
+  dispose(): Promise<void>;
+}
