@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'electron-vite';
+import { defineConfig, type UserConfig } from 'electron-vite';
 import type { Plugin } from 'vite';
 
 const root = import.meta.dirname;
@@ -23,7 +23,10 @@ function devCsp(): Plugin {
   };
 }
 
-export default defineConfig({
+/** `CORRAL_BUILD_ONLY=renderer` builds the renderer alone (scripts/ensure-renderer.mjs uses it). */
+const only = process.env.CORRAL_BUILD_ONLY;
+
+const config: UserConfig = {
   main: {
     build: {
       outDir: resolve(root, 'out/main'),
@@ -56,4 +59,8 @@ export default defineConfig({
       rolldownOptions: { input: resolve(root, 'renderer/index.html') },
     },
   },
-});
+};
+
+if (only && !['main', 'preload', 'renderer'].includes(only)) throw new Error(`CORRAL_BUILD_ONLY must be main, preload or renderer, not '${only}'`);
+
+export default defineConfig(only ? { [only]: config[only as keyof UserConfig] } : config);

@@ -32,7 +32,10 @@ if (!app.requestSingleInstanceLock()) {
     win.focus();
   });
   app.on('web-contents-created', (_event, contents) => lockDown(contents));
-  app.whenReady().then(start, (err: unknown) => fail(err));
+  app
+    .whenReady()
+    .then(start)
+    .catch((err: unknown) => fail(err));
 }
 
 function start(): void {

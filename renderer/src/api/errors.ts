@@ -27,8 +27,8 @@ export function fromUiError(error: UiError): ClientError {
  */
 export function toClientError(err: unknown): ClientError {
   if (err instanceof ClientError) return err;
-  const kind = (err as { kind?: unknown } | null)?.kind;
-  const raw = err instanceof Error ? err.message : String(err);
+  const { kind, message } = (typeof err === 'object' && err !== null ? err : {}) as { kind?: unknown; message?: unknown };
+  const raw = typeof message === 'string' ? message : String(err);
   const tagged = /^(?:(?:Uncaught )?Error: )?\[([a-z_]+)\] ([\s\S]*)$/.exec(raw);
   if (tagged && isKind(tagged[1])) return new ClientError(tagged[1], tagged[2] ?? '');
   return new ClientError(isKind(kind) ? kind : 'internal', raw);

@@ -1,5 +1,5 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useCallback, useLayoutEffect, useRef, useState } from 'react';
+import { useCallback, useLayoutEffect, useRef, useState, type KeyboardEvent, type WheelEvent } from 'react';
 import type { UiEvent } from '../../../main/api/contract';
 import { EventRow, ROW_HEIGHT } from './EventRow';
 
@@ -34,16 +34,40 @@ export function EventList({ events, selectedSeq, onSelect }: Props) {
     if (follow) toBottom();
   }, [events.length, follow, toBottom]);
 
+  // Scroll events arrive a frame late, when more rows may already have made the list taller,
+  // so "not at the bottom" alone does not mean the user left it: only a move up does.
+  const lastTop = useRef(0);
   const onScroll = () => {
     const el = scrollRef.current;
     if (!el) return;
-    const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight <= ROW_HEIGHT / 2;
-    setFollow(atBottom);
+    const movedUp = el.scrollTop < lastTop.current - 1;
+    lastTop.current = el.scrollTop;
+    if (el.scrollHeight - el.scrollTop - el.clientHeight <= ROW_HEIGHT / 2) setFollow(true);
+    else if (movedUp) setFollow(false);
+  };
+  // While rows stream in, a scroll up can be undone by the next append before its scroll event
+  // fires; the wheel and the keys say what the user meant at once.
+  const onWheel = (e: WheelEvent<HTMLDivElement>) => {
+    if (e.deltaY < 0 && e.currentTarget.scrollTop > 0) setFollow(false);
+  };
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    if ((e.key === 'ArrowUp' || e.key === 'PageUp' || e.key === 'Home') && e.currentTarget.scrollTop > 0) setFollow(false);
   };
 
   return (
     <div className="event-list-wrap">
-      <div className="event-list" ref={scrollRef} onScroll={onScroll} data-testid="event-list" data-follow={follow} role="grid" aria-rowcount={events.length}>
+      <div
+        className="event-list"
+        ref={scrollRef}
+        onScroll={onScroll}
+        onWheel={onWheel}
+        onKeyDown={onKeyDown}
+        tabIndex={0}
+        role="list"
+        aria-label={`Events (${events.length})`}
+        data-testid="event-list"
+        data-follow={follow}
+      >
         <div className="event-list-inner" style={{ height: virtualizer.getTotalSize() }}>
           {virtualizer.getVirtualItems().map((item) => {
             const event = events[item.index];

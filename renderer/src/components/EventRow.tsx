@@ -20,8 +20,8 @@ export const EventRow = memo(function EventRow({ event, top, selected, onSelect 
     <div
       className={`event-row family-${family}${selected ? ' selected' : ''}${event.is_error === true ? ' failed' : ''}`}
       style={style}
-      role="row"
-      aria-selected={selected}
+      role="listitem"
+      aria-current={selected ? 'true' : undefined}
       data-testid="event-row"
       data-seq={event.seq}
       data-type={event.type}
