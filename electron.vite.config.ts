@@ -32,7 +32,8 @@ const config: UserConfig = {
       outDir: resolve(root, 'out/main'),
       // better-sqlite3, zod, ulid … stay external: the native addon cannot be bundled.
       externalizeDeps: true,
-      lib: { entry: resolve(root, 'main/shell/index.ts') },
+      // The brain runs in its own process: a second entry the supervisor forks (brain-entry.js).
+      lib: { entry: { index: resolve(root, 'main/shell/index.ts'), 'brain-entry': resolve(root, 'main/brain/entry.ts') } },
     },
   },
   preload: {

@@ -4,8 +4,11 @@ import path from 'node:path';
 import { defineConfig } from '@playwright/test';
 
 // One serve process for the suite: a fresh data folder, a known key, a fixed loopback port.
-const port = Number(process.env.E2E_PORT ?? 18700 + Math.floor(Math.random() * 500));
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-e2e-'));
+// The config is loaded again in each worker: keep the first load's choices in the environment.
+process.env.E2E_PORT ??= String(18700 + Math.floor(Math.random() * 500));
+process.env.E2E_DATA ??= fs.mkdtempSync(path.join(os.tmpdir(), 'corral-e2e-'));
+const port = Number(process.env.E2E_PORT);
+const dataDir = process.env.E2E_DATA;
 process.env.E2E_BASE_URL = `http://127.0.0.1:${port}`;
 process.env.E2E_API_KEY ??= 'e2e-key-0123456789';
 

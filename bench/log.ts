@@ -99,7 +99,7 @@ async function main() {
   sseDone.stop();
   wsDone.stop();
   await server.close();
-  host.close();
+  await host.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

@@ -6,6 +6,8 @@ import { createUiService, type UiService } from './api/ui-service';
 import { openDatabase } from './session/db';
 import { listSessionIds } from './session/list';
 import { SessionLog } from './session/store';
+import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
+import { HandPool } from './hands/pool';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -13,6 +15,11 @@ export interface HostOptions {
   dataDir: string;
   /** better-sqlite3 addon for a non-Node ABI (the desktop app's Electron build). */
   nativeBinding?: string;
+  /**
+   * Run brains for sessions with work (the app and `serve` do; API-only tests do not).
+   * An object passes supervisor options (e.g. how to spawn a brain).
+   */
+  brains?: boolean | Pick<SupervisorOptions, 'spawn' | 'maxRestartsPerMinute'>;
 }
 
 /**
@@ -26,7 +33,10 @@ export interface Host {
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
   readonly ui: UiService;
-  close(): void;
+  readonly hands: HandPool;
+  /** Present when the host runs brains. */
+  readonly brains?: BrainSupervisor;
+  close(): Promise<void>;
 }
 
 export function createHost(opts: HostOptions): Host {
@@ -37,6 +47,9 @@ export function createHost(opts: HostOptions): Host {
     listSessions: (limit, includeArchived) =>
       listSessionIds(db, { limit, includeArchived }).data.flatMap((id) => log.findSession(id) ?? []),
   });
+  const hands = new HandPool(opts.dataDir);
+  const brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
+  brains?.start();
   return {
     dataDir: opts.dataDir,
     db,
@@ -44,6 +57,12 @@ export function createHost(opts: HostOptions): Host {
     agents: new AgentStore(db),
     environments: new EnvironmentStore(db),
     ui,
-    close: () => db.close(),
+    hands,
+    brains,
+    close: async () => {
+      await brains?.stop();
+      await hands.disposeAll();
+      db.close();
+    },
   };
 }

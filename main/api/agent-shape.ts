@@ -51,6 +51,8 @@ export function agentDefinitionFromCreate(body: AgentCreateBody): AgentDefinitio
     skills: skills(body.skills),
     system: body.system ?? null,
     tools: normalizeTools(body.tools ?? []),
+    ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
+    ...(body.context_window_tokens ? { context_window_tokens: body.context_window_tokens } : {}),
   };
 }
 
@@ -66,6 +68,8 @@ export function applyAgentUpdate(current: AgentDefinition, body: AgentUpdateBody
   if (body.skills !== undefined) next.skills = skills(body.skills ?? []);
   if (body.system !== undefined) next.system = body.system;
   if (body.tools !== undefined) next.tools = normalizeTools(body.tools ?? []);
+  if (body.max_tokens !== undefined) next.max_tokens = body.max_tokens ?? undefined;
+  if (body.context_window_tokens !== undefined) next.context_window_tokens = body.context_window_tokens ?? undefined;
   if (body.metadata !== undefined) next.metadata = applyMetadataPatch(current.metadata as Record<string, string>, body.metadata);
   return next;
 }

@@ -30,6 +30,12 @@ export interface SessionChange {
   sessionId: string;
 }
 
+/** An appended event and the session it belongs to. */
+export interface LoggedEventOf {
+  sessionId: string;
+  event: LoggedEvent;
+}
+
 /** Options of an append. */
 export interface EmitOptions {
   /** A key already used in this session returns the event it made and appends nothing. */
@@ -61,6 +67,7 @@ export class SessionLog {
   private readonly reader: EventReader;
   private readonly events = new Topic<string, LoggedEvent>();
   private readonly sessions = new Topic<'all', SessionChange>();
+  private readonly everything = new Topic<'all', LoggedEventOf>();
   private readonly q: Record<string, Statement>;
 
   constructor(readonly db: Database) {
@@ -108,7 +115,7 @@ export class SessionLog {
       })
       .immediate();
     this.sessions.publish('all', { kind: 'created', sessionId: id });
-    for (const e of events) this.events.publish(id, e);
+    this.publish(id, events);
     return { session: this.getSession(id), events };
   }
 
@@ -175,7 +182,7 @@ export class SessionLog {
         return this.lastEventOf(id);
       })
       .immediate();
-    if (deleted) this.events.publish(id, deleted);
+    if (deleted) this.publish(id, [deleted]);
     this.sessions.publish('all', { kind: 'deleted', sessionId: id });
   }
 
@@ -259,7 +266,7 @@ export class SessionLog {
         return this.appendLocked(row, events, idempotencyKey);
       })
       .immediate();
-    if (fresh) for (const e of out) this.events.publish(sessionId, e);
+    if (fresh) this.publish(sessionId, out);
     return out;
   }
 
@@ -282,6 +289,11 @@ export class SessionLog {
     return this.events.subscribe(sessionId, listener);
   }
 
+  /** Calls `listener` with every event appended to any session (the brain supervisor's view). */
+  subscribeAll(listener: (item: LoggedEventOf) => void): () => void {
+    return this.everything.subscribe('all', listener);
+  }
+
   /** Calls `listener` when a session is created, changed or deleted. */
   subscribeSessions(listener: (change: SessionChange) => void): () => void {
     return this.sessions.subscribe('all', listener);
@@ -292,6 +304,17 @@ export class SessionLog {
   }
 
   // ---- internals ----
+
+  private publish(sessionId: string, events: readonly LoggedEvent[]): void {
+    let statusChanged = false;
+    for (const event of events) {
+      this.events.publish(sessionId, event);
+      this.everything.publish('all', { sessionId, event });
+      statusChanged ||= statusOf(event.type) !== undefined;
+    }
+    // List views show the status: tell them when it changes.
+    if (statusChanged) this.sessions.publish('all', { kind: 'updated', sessionId });
+  }
 
   private readonly lookup = (id: string) => this.q.session!.get(id) as SessionDbRow | undefined;
 

@@ -41,7 +41,7 @@ if (!app.requestSingleInstanceLock()) {
 function start(): void {
   const dataDir = path.resolve(dataDirFlag(process.argv) ?? process.env.CORRAL_DATA ?? app.getPath('userData'));
   try {
-    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined });
+    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined, brains: true });
   } catch (err) {
     fail(err, `Could not open the data folder ${dataDir}.`);
     return;
@@ -121,6 +121,6 @@ app.on('window-all-closed', () => {
 app.on('will-quit', () => {
   unregisterIpc?.();
   unregisterIpc = undefined;
-  host?.close();
+  void host?.close();
   host = undefined;
 });

@@ -30,7 +30,7 @@ export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?
     client,
     close: async () => {
       await server.close();
-      host.close();
+      await host.close();
     },
   };
 }

@@ -61,6 +61,10 @@ const agentFields = {
   skills: z.array(skillParam).max(20),
   system: z.string().max(100_000).nullish(),
   tools: z.array(toolParam).max(128),
+  /** Corral: the largest reply the model may write per request (default 8192). */
+  max_tokens: z.number().int().min(1).max(1_000_000).nullish(),
+  /** Corral: the model's context window; older tool results are elided from requests to fit it. */
+  context_window_tokens: z.number().int().min(1024).max(10_000_000).nullish(),
 };
 
 export const agentCreateBody = z

@@ -78,11 +78,19 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
       return c.text('The UI is not built: run `npm run build` (or start with `npm run serve`, which builds it).', 503);
     }
     files ??= serveStatic({ root: opts.rendererDir });
-    // Any other path is the single-page app's (a deep link): answer with its page.
     page ??= serveStatic({ path: path.join(opts.rendererDir, 'index.html') });
-    return files(c, async () => {
-      await page!(c, next);
-    });
+    let rel: string;
+    try {
+      rel = decodeURIComponent(c.req.path);
+    } catch {
+      return c.text('bad path', 400);
+    }
+    const file = path.join(opts.rendererDir, rel);
+    const inside = file.startsWith(opts.rendererDir + path.sep);
+    if (inside && fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return files(c, next);
+    // A missing asset is a 404; any other path is a route of the single-page app.
+    if (path.extname(rel)) return c.text(`nothing at ${c.req.path}`, 404);
+    return page(c, next);
   });
   return app;
 }

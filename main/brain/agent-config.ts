@@ -1,0 +1,69 @@
+import type { ToolDefinition } from './context';
+
+/** Corral's own tool: the model reads its session's log, e.g. tool results elided from a request. */
+export const READ_SESSION_TOOL: ToolDefinition = {
+  name: 'read_session_events',
+  description:
+    'Read events of this session from its durable log by position (seq). Use it to see tool results that were elided from your context, or to look back at what happened. Returns one JSON event per line.',
+  input_schema: {
+    type: 'object',
+    properties: {
+      from: { type: 'integer', minimum: 1, description: 'first position to return' },
+      to: { type: 'integer', minimum: 1, description: 'last position to return' },
+      before: { type: 'integer', minimum: 1, description: 'return the events just before this position' },
+      types: { type: 'array', items: { type: 'string' }, description: 'only these event types, e.g. ["agent.tool_result"]' },
+      limit: { type: 'integer', minimum: 1, maximum: 200, description: 'at most this many events (default 20)' },
+    },
+  },
+};
+
+/** What the harness needs of the session's agent snapshot. */
+export interface AgentConfig {
+  model: string;
+  system: string | null;
+  maxTokens: number;
+  contextWindowTokens: number;
+  /** Built-in tools the agent enables (names of the hand's tools). */
+  builtinTools: string[];
+  /** Tools the client runs itself (`agent.custom_tool_use` → `user.custom_tool_result`). */
+  customTools: ToolDefinition[];
+}
+
+const BUILTIN = ['bash', 'read', 'write', 'edit', 'glob', 'grep'];
+
+interface ToolsetShape {
+  type: string;
+  name?: string;
+  description?: string;
+  input_schema?: Record<string, unknown>;
+  default_config?: { enabled?: boolean };
+  configs?: { name: string; enabled?: boolean }[];
+}
+
+/** Reads the agent snapshot a session carries (the API's agent object, plus Corral's limits). */
+export function agentConfigOf(agent: Record<string, unknown> | undefined): AgentConfig {
+  const model = (agent?.model as { id?: string } | undefined)?.id ?? 'claude-sonnet-4-5';
+  const tools = (Array.isArray(agent?.tools) ? agent.tools : []) as ToolsetShape[];
+  const builtin = new Set<string>();
+  const custom: ToolDefinition[] = [];
+  for (const t of tools) {
+    if (t.type === 'agent_toolset_20260401') {
+      const defaultOn = t.default_config?.enabled ?? true;
+      for (const name of BUILTIN) {
+        const cfg = t.configs?.find((c) => c.name === name);
+        if (cfg?.enabled ?? defaultOn) builtin.add(name);
+      }
+    } else if (t.type === 'custom' && t.name) {
+      custom.push({ name: t.name, description: t.description ?? '', input_schema: t.input_schema ?? { type: 'object' } });
+    }
+  }
+  const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : fallback);
+  return {
+    model,
+    system: typeof agent?.system === 'string' ? agent.system : null,
+    maxTokens: num(agent?.max_tokens, 8192),
+    contextWindowTokens: num(agent?.context_window_tokens, 200_000),
+    builtinTools: BUILTIN.filter((n) => builtin.has(n)),
+    customTools: custom,
+  };
+}

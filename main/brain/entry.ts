@@ -1,0 +1,66 @@
+/**
+ * A brain process: one session's harness, run in a child of the host. All it knows comes from
+ * the log (`readEvents`), all it does goes through the host (`emit`, `execute`); when it dies,
+ * the host starts another that continues from the log.
+ */
+import { LOCAL_TOOL_DEFINITIONS } from '../hands/local';
+import type { ToolDefinition } from './context';
+import { Harness, type BrainIO } from './harness';
+import type { BrainOp, BrainRequests, BrainToHost, HostToBrain } from './ipc-protocol';
+import { createAnthropicCaller } from './model';
+
+const sessionId = process.argv[2];
+if (!sessionId || !process.send) {
+  console.error('corral brain: start me with fork(entry, [sessionId]) and an IPC channel');
+  process.exit(2);
+}
+
+let nextId = 1;
+const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+const send = (m: BrainToHost) => process.send!(m);
+
+function request<Op extends BrainOp>(op: Op, args: BrainRequests[Op]['args'], signal?: AbortSignal): Promise<BrainRequests[Op]['result']> {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+    send({ t: 'req', id, op, args });
+    signal?.addEventListener('abort', () => send({ t: 'cancel', id }), { once: true });
+  });
+}
+
+let harness: Harness | undefined;
+process.on('message', (raw: HostToBrain) => {
+  if (raw.t === 'interrupt') return harness?.interrupt();
+  if (raw.t !== 'res') return;
+  const w = waiting.get(raw.id);
+  if (!w) return;
+  waiting.delete(raw.id);
+  if (raw.ok) w.resolve(raw.value);
+  else w.reject(new Error(raw.error));
+});
+// The host is gone: nothing this process holds matters, and a new host will wake a new brain.
+process.on('disconnect', () => process.exit(0));
+
+const definitions = new Map<string, ToolDefinition>(LOCAL_TOOL_DEFINITIONS.map((d) => [d.name, d as ToolDefinition]));
+const io: BrainIO = {
+  readEvents: (slice) => request('readEvents', { slice }),
+  emit: (events, key) => request('emit', { events, key }),
+  execute: (name, input, signal) => request('execute', { name, input }, signal),
+  agent: () => request('agent', {}),
+  textDelta: (d) => send({ t: 'delta', ...d }),
+  toolDefinitions: (names) => names.flatMap((n) => definitions.get(n) ?? []),
+};
+
+const num = (v: string | undefined, fallback: number) => (v && Number.isFinite(Number(v)) ? Number(v) : fallback);
+harness = new Harness(io, createAnthropicCaller(), {
+  maxRetries: num(process.env.CORRAL_MODEL_RETRIES, 4),
+  retryBaseMs: num(process.env.CORRAL_RETRY_BASE_MS, 2000),
+  retryMaxMs: num(process.env.CORRAL_RETRY_MAX_MS, 60_000),
+});
+harness.run().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`corral brain ${sessionId}: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  },
+);

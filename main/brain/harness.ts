@@ -1,0 +1,274 @@
+import type { ToolOutcome } from '../hands/types';
+import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
+import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
+import { analyse, type LogAnalysis } from './analyse';
+import { buildRequest, type ToolDefinition } from './context';
+import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
+
+/** Everything a brain does to the world, through the host. */
+export interface BrainIO {
+  /** Events after a position (the harness keeps what it read; it rereads nothing). */
+  readEvents(slice: EventSlice): Promise<LoggedEvent[]>;
+  /** Appends atomically; a repeated key returns what the first append made. */
+  emit(events: EventInput[], key: string): Promise<LoggedEvent[]>;
+  /** Runs a tool on the session's hand. */
+  execute(name: string, input: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome>;
+  /** The session's agent snapshot. */
+  agent(): Promise<Record<string, unknown> | undefined>;
+  /** Pushes text as the model writes it (not logged). */
+  textDelta?(d: { model_request_start_id: string; index: number; text: string }): void;
+  /** Tool definitions of the hand's built-in tools. */
+  toolDefinitions(names: readonly string[]): ToolDefinition[];
+}
+
+/** Retry policy of model requests. */
+export interface HarnessOptions {
+  maxRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+}
+
+const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+
+/**
+ * The harness: reads the log, works out what is pending, and does it — model requests, tool
+ * calls, status changes — one logged step at a time. It holds nothing that must survive: a
+ * fresh harness on the same log continues where a dead one stopped. Every append carries an
+ * idempotency key derived from the log, so a step repeated after a crash appends nothing twice.
+ */
+export class Harness {
+  private events: LoggedEvent[] = [];
+  private abort = new AbortController();
+  /** Tool calls this harness logged itself (their outcome is known to it). */
+  private readonly loggedHere = new Set<string>();
+  private agentConfig?: AgentConfig;
+
+  constructor(
+    private readonly io: BrainIO,
+    private readonly model: ModelCaller,
+    private readonly opts: HarnessOptions,
+  ) {}
+
+  /** Stops the model stream or tool that is running now (a `user.interrupt` arrived). */
+  interrupt(): void {
+    this.abort.abort();
+  }
+
+  /** Runs until the session has nothing pending. */
+  async run(): Promise<void> {
+    this.agentConfig = agentConfigOf(await this.io.agent());
+    for (;;) {
+      await this.refresh();
+      const a = analyse(this.events);
+      if (this.abort.signal.aborted && !a.interruptPending) this.abort = new AbortController();
+      if (a.interruptPending) await this.finishInterrupted(a);
+      else if (a.openRequest) await this.closeAbandoned(a.openRequest);
+      else if (a.unansweredToolUses.length > 0) await this.answerUnknown(a.unansweredToolUses);
+      else if (a.needsModel) await this.modelStep(a);
+      else if (a.pendingCustomToolUses.length > 0 && a.status !== 'idle') {
+        await this.idle({ type: 'requires_action', event_ids: a.pendingCustomToolUses.map((e) => e.id) }, a.lastSeq);
+        return;
+      } else if (a.status === 'running' || a.status === 'rescheduling') {
+        await this.idle({ type: 'end_turn' }, a.lastSeq);
+        return;
+      } else return;
+    }
+  }
+
+  private async refresh(): Promise<void> {
+    for (;;) {
+      const after = this.events[this.events.length - 1]?.seq ?? 0;
+      const page = await this.io.readEvents({ after, limit: 5000 });
+      this.events.push(...page);
+      if (page.length < 5000) return;
+    }
+  }
+
+  private emit(events: EventInput[], key: string): Promise<LoggedEvent[]> {
+    return this.io.emit(events, key);
+  }
+
+  private async idle(stopReason: Record<string, unknown>, handledThrough: number): Promise<void> {
+    await this.emit([{ type: 'session.status_idle', stop_reason: stopReason, stop_details: null, handled_through: handledThrough }], `idle:${handledThrough}`);
+  }
+
+  private async finishInterrupted(a: LogAnalysis): Promise<void> {
+    let last = a.lastSeq;
+    for (const tu of a.unansweredToolUses) {
+      const text = this.loggedHere.has(tu.id)
+        ? 'Not run: the session was interrupted before this call started.'
+        : 'Outcome unknown: the brain stopped while this call was in flight, then the session was interrupted. It may or may not have run; check before repeating it.';
+      const [e] = await this.emit([toolResult(tu.id, text, true)], `res:${tu.id}`);
+      last = Math.max(last, e!.seq);
+    }
+    if (a.openRequest) {
+      const [e] = await this.emit([requestEnd(a.openRequest.id, true, ZERO_USAGE, { message: 'interrupted' })], `mend:${a.openRequest.id}`);
+      last = Math.max(last, e!.seq);
+    }
+    await this.idle({ type: 'end_turn' }, last);
+    this.abort = new AbortController();
+  }
+
+  private async closeAbandoned(open: LoggedEvent): Promise<void> {
+    await this.emit([requestEnd(open.id, true, ZERO_USAGE, { message: 'abandoned: the brain stopped during this request; it is sent again' })], `mend:${open.id}`);
+  }
+
+  private async answerUnknown(toolUses: LoggedEvent[]): Promise<void> {
+    for (const tu of toolUses) {
+      await this.emit(
+        [
+          toolResult(
+            tu.id,
+            'Outcome unknown: the brain stopped while this call was in flight. It may or may not have run (files written, commands started); check the state before repeating it.',
+            true,
+            { outcome: 'unknown' },
+          ),
+        ],
+        `res:${tu.id}`,
+      );
+    }
+  }
+
+  private async modelStep(a: LogAnalysis): Promise<void> {
+    const cfg = this.agentConfig!;
+    if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
+    const tools = [...this.io.toolDefinitions(cfg.builtinTools), ...cfg.customTools, READ_SESSION_TOOL];
+    const built = buildRequest(this.events, { model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
+    const [start] = await this.emit(
+      [{ type: 'span.model_request_start', context_seq: built.contextSeq, ...(built.elidedSeqs.length ? { elided_seqs: built.elidedSeqs } : {}) }],
+      `mreq:${a.lastSeq}`,
+    );
+    const customNames = new Set(cfg.customTools.map((t) => t.name));
+    const logged: LoggedEvent[] = [];
+    const signal = this.abort.signal;
+    let result: { stopReason: string; usage: ModelUsage };
+    try {
+      result = await this.model.stream(
+        built.params,
+        {
+          onBlock: async (block, index) => {
+            const input = blockToEvent(block, customNames);
+            if (!input) return;
+            const [e] = await this.emit([input], `blk:${start!.id}:${index}`);
+            if (e!.type === 'agent.tool_use') this.loggedHere.add(e!.id);
+            logged.push(e!);
+          },
+          onTextDelta: (index, text) => this.io.textDelta?.({ model_request_start_id: start!.id, index, text }),
+        },
+        signal,
+      );
+    } catch (err) {
+      const failure: ModelFailure = err instanceof ModelError ? err.failure : { errorType: 'model_request_failed_error', message: String(err), retryable: true };
+      await this.afterFailure(start!, failure, logged, a);
+      return;
+    }
+    await this.emit([requestEnd(start!.id, false, result.usage, undefined, result.stopReason)], `mend:${start!.id}`);
+    for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
+      if (signal.aborted) return;
+      const outcome = await this.runTool(tu, signal);
+      await this.emit([toolResult(tu.id, outcome.content, outcome.isError, outcome.details)], `res:${tu.id}`);
+    }
+  }
+
+  private async runTool(tu: LoggedEvent, signal: AbortSignal): Promise<ToolOutcome> {
+    const input = (tu.input ?? {}) as Record<string, unknown>;
+    if (tu.name === READ_SESSION_TOOL.name) return this.readSessionTool(input);
+    try {
+      return await this.io.execute(String(tu.name), input, signal);
+    } catch (err) {
+      return { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+    }
+  }
+
+  private async readSessionTool(input: Record<string, unknown>): Promise<ToolOutcome> {
+    const int = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+    const limit = Math.min(int(input.limit) ?? 20, 200);
+    const types = Array.isArray(input.types) ? input.types.filter((t): t is string => typeof t === 'string') : undefined;
+    try {
+      const events = await this.io.readEvents({ from: int(input.from), to: int(input.to), before: int(input.before), types, limit });
+      if (events.length === 0) return { content: 'No events in that range.', isError: false };
+      return { content: events.map((e) => JSON.stringify(e)).join('\n'), isError: false };
+    } catch (err) {
+      return { content: `Could not read the session: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+    }
+  }
+
+  private async afterFailure(start: LoggedEvent, failure: ModelFailure, logged: LoggedEvent[], a: LogAnalysis): Promise<void> {
+    const [end] = await this.emit(
+      [requestEnd(start.id, true, ZERO_USAGE, { type: failure.errorType, message: failure.message, ...(failure.status ? { status: failure.status } : {}) })],
+      `mend:${start.id}`,
+    );
+    if (failure.aborted) return; // the interrupt is handled by the loop
+    // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
+    for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
+      await this.emit([toolResult(tu.id, 'Not run: the model response was cut off before it completed.', true)], `res:${tu.id}`);
+    }
+    const attempt = a.failedRequestsInARow + 1;
+    if (failure.retryable && attempt <= this.opts.maxRetries) {
+      await this.emit([{ type: 'session.status_rescheduled', retry_in_ms: this.backoff(attempt, failure), attempt, error_type: failure.errorType }], `resched:${end!.id}`);
+      await sleep(this.backoff(attempt, failure), this.abort.signal);
+      return;
+    }
+    const [err] = await this.emit(
+      [
+        {
+          type: 'session.error',
+          error: { type: failure.errorType, message: failure.message, retry_status: { type: failure.retryable ? 'exhausted' : 'terminal' } },
+        },
+      ],
+      `err:${end!.id}`,
+    );
+    await this.idle({ type: failure.retryable ? 'retries_exhausted' : 'end_turn' }, err!.seq);
+  }
+
+  private backoff(attempt: number, failure: ModelFailure): number {
+    if (failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, 5 * 60_000);
+    return Math.min(this.opts.retryBaseMs * 2 ** (attempt - 1), this.opts.retryMaxMs);
+  }
+}
+
+function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>): EventInput {
+  return { type: 'agent.tool_result', tool_use_id: toolUseId, content: [{ type: 'text', text }], is_error: isError, ...(details ? { details } : {}) };
+}
+
+function requestEnd(startId: string, isError: boolean, usage: ModelUsage, error?: Record<string, unknown>, stopReason?: string): EventInput {
+  return {
+    type: 'span.model_request_end',
+    model_request_start_id: startId,
+    is_error: isError,
+    model_usage: usage,
+    ...(stopReason ? { stop_reason: stopReason } : {}),
+    ...(error ? { error } : {}),
+  };
+}
+
+function blockToEvent(block: FinishedBlock, customNames: Set<string>): EventInput | undefined {
+  switch (block.type) {
+    case 'text':
+      return block.text ? { type: 'agent.message', content: [{ type: 'text', text: block.text }] } : undefined;
+    case 'thinking':
+      return { type: 'agent.thinking', thinking: block.thinking, signature: block.signature };
+    case 'redacted_thinking':
+      return { type: 'agent.thinking', redacted: true };
+    case 'tool_use':
+      return {
+        type: customNames.has(block.name) ? 'agent.custom_tool_use' : 'agent.tool_use',
+        name: block.name,
+        input: block.input,
+        model_tool_use_id: block.id,
+      };
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+}
