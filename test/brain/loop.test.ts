@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildRequest } from '../../main/brain/context';
+import { validateMessagesRequest } from '../fixtures/model-server';
+import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
+
+let t: BrainTestHost | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe('the brain loop', () => {
+  it('runs a turn with real tools and idles with end_turn', async () => {
+    t = await startBrainHost([
+      { blocks: [{ type: 'text', text: 'I will write it.' }, { type: 'tool_use', name: 'write', input: { file_path: 'hello.txt', content: 'hello, world\n' } }] },
+      { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'cat hello.txt' } }], usage: { input_tokens: 50, output_tokens: 7, cache_read_input_tokens: 40 } },
+      { blocks: [{ type: 'text', text: 'Done: hello.txt says hello, world.' }] },
+    ]);
+    const id = t.newSession('create hello.txt and show me it');
+    const events = await t.settled(id);
+    expect(events.map((e) => e.type)).toEqual([
+      'user.message',
+      'session.status_running',
+      'span.model_request_start',
+      'agent.message',
+      'agent.tool_use',
+      'span.model_request_end',
+      'agent.tool_result',
+      'span.model_request_start',
+      'agent.tool_use',
+      'span.model_request_end',
+      'agent.tool_result',
+      'span.model_request_start',
+      'agent.message',
+      'span.model_request_end',
+      'session.status_idle',
+    ]);
+    const file = path.join(t.host.hands.workDirOf(id), 'hello.txt');
+    expect(fs.readFileSync(file, 'utf8')).toBe('hello, world\n');
+    const results = events.filter((e) => e.type === 'agent.tool_result');
+    expect(results.map((r) => r.is_error)).toEqual([false, false]);
+    expect(textOf(results[1])).toContain('hello, world');
+    expect(events[events.length - 1]!.stop_reason).toEqual({ type: 'end_turn' });
+    expect(t.host.log.getSession(id).usage.cache_read_input_tokens).toBe(40);
+    expect(t.host.log.getSession(id).status).toBe('idle');
+
+    // Every request the brain sent was a valid Messages request, and each carried the tools.
+    expect(t.model.requests).toHaveLength(3);
+    for (const r of t.model.requests) {
+      expect(validateMessagesRequest(r.body)).toBeNull();
+      expect(r.body.stream).toBe(true);
+      expect(r.body.system[0].text).toBe('You are a test agent.');
+      expect(r.body.tools.map((x: { name: string }) => x.name)).toEqual(expect.arrayContaining(['bash', 'write', 'read_session_events']));
+    }
+    const third = t.model.requests[2]!.body;
+    const lastUser = third.messages[third.messages.length - 1];
+    expect(lastUser.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: events[8]!.id });
+    // The request is the pure function of the log: rebuilding it gives the same messages.
+    const rebuilt = buildRequest(events.slice(0, 11), {
+      model: 'claude-test',
+      system: 'You are a test agent.',
+      tools: third.tools.map(({ cache_control: _c, ...d }: Record<string, unknown>) => d),
+      maxTokens: third.max_tokens,
+      contextWindowTokens: 200_000,
+    });
+    expect(rebuilt.params.messages).toEqual(third.messages);
+  });
+
+  it('waits for a new message and answers it in the same session', async () => {
+    t = await startBrainHost((req) => {
+      const last = req.body.messages[req.body.messages.length - 1];
+      const text = last.content.map((b: { text?: string }) => b.text ?? '').join('');
+      return { blocks: [{ type: 'text', text: `echo: ${text}` }] };
+    });
+    const id = t.newSession('one');
+    await t.settled(id);
+    t.host.log.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'two' }] });
+    const events = await t.settled(id);
+    expect(events.filter((e) => e.type === 'agent.message').map(textOf)).toEqual(['echo: one', 'echo: two']);
+    expect(events.filter((e) => e.type === 'session.status_idle')).toHaveLength(2);
+  });
+
+  it('lets the model read elided tool results back from the log', async () => {
+    const big = 'x'.repeat(9000);
+    t = await startBrainHost([
+      { blocks: [{ type: 'tool_use', name: 'bash', input: { command: "head -c 9000 /dev/zero | tr '\\0' x" } }] },
+      { blocks: [{ type: 'tool_use', name: 'bash', input: { command: "head -c 9000 /dev/zero | tr '\\0' x" } }] },
+      { blocks: [{ type: 'tool_use', name: 'read_session_events', input: { types: ['agent.tool_result'], limit: 1 } }] },
+      { blocks: [{ type: 'text', text: 'ok' }] },
+    ]);
+    const id = t.newSession('fill the window', { context_window_tokens: 6000, max_tokens: 1000 });
+    const events = await t.settled(id);
+    const starts = events.filter((e) => e.type === 'span.model_request_start');
+    // By the third request the first big result no longer fits: elided in the request only.
+    expect(starts[2]!.elided_seqs).toBeDefined();
+    const third = JSON.stringify(t.model.requests[2]!.body);
+    expect(third).toContain('elided from this request');
+    expect(third.length).toBeLessThan(20_000); // 5,000 tokens of budget at 4 characters each
+    const stored = events.find((e) => e.type === 'agent.tool_result')!;
+    expect(textOf(stored)).toContain(big);
+    const readBack = events.filter((e) => e.type === 'agent.tool_result')[2]!;
+    expect(textOf(readBack)).toContain('"type":"agent.tool_result"');
+  });
+});
