@@ -1,0 +1,72 @@
+/**
+ * The local hand: the built-in tools (bash, read, write, edit, glob, grep) run on this machine
+ * in a per-session work folder. File tools never reach outside that folder; bash runs each
+ * command in its own process group so an abort or timeout kills everything it started.
+ */
+import { BashRunner } from './local/bash';
+import { LOCAL_TOOL_NAMES } from './local/definitions';
+import { editTool, readTool, writeTool } from './local/files';
+import { errorOutcome, InputError } from './local/input';
+import { PathError, WorkDir } from './local/paths';
+import { globTool, grepTool } from './local/search';
+import type { ExecuteOptions, Hand, ToolOutcome } from './types';
+
+export { BASH_TOOL_DESCRIPTION, LOCAL_TOOL_DEFINITIONS, LOCAL_TOOL_NAMES, type ToolDefinition } from './local/definitions';
+export { DEFAULT_BASH_TIMEOUT_MS, SECRET_NAME, scrubbedEnv } from './local/bash';
+export { globToRegExp } from './local/search';
+
+export interface LocalHandOptions {
+  /** The session's work folder; created if missing. */
+  workDir: string;
+  /** Most full output a bash call keeps for the UI, in bytes (default 64 MiB); the middle beyond it is dropped. */
+  fullOutputLimitBytes?: number;
+}
+
+export interface LocalHand extends Hand {
+  /** The work folder (absolute, as given). */
+  readonly workDir: string;
+}
+
+export function createLocalHand({ workDir, fullOutputLimitBytes }: LocalHandOptions): LocalHand {
+  const work = new WorkDir(workDir);
+  const bash = new BashRunner(work, fullOutputLimitBytes);
+  let disposed = false;
+
+  const fileTools: Record<string, (w: WorkDir, input: Record<string, unknown>) => ToolOutcome> = {
+    read: readTool,
+    write: writeTool,
+    edit: editTool,
+    glob: globTool,
+    grep: grepTool,
+  };
+
+  return {
+    tools: LOCAL_TOOL_NAMES,
+    workDir: work.dir,
+
+    async execute(name: string, input: Record<string, unknown>, opts: ExecuteOptions = {}): Promise<ToolOutcome> {
+      if (disposed) return errorOutcome(`This hand has been shut down; ${name} was not run.`);
+      if (!LOCAL_TOOL_NAMES.includes(name)) {
+        return errorOutcome(`Unknown tool "${name}". This hand answers: ${LOCAL_TOOL_NAMES.join(', ')}.`);
+      }
+      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+        return errorOutcome(`Invalid input for ${name}: expected an object of named fields.`);
+      }
+      try {
+        if (name === 'bash') return await bash.run(input, opts);
+        if (opts.signal?.aborted) return errorOutcome(`[interrupted: the call was aborted before ${name} ran]`, { interrupted: true });
+        return fileTools[name]!(work, input);
+      } catch (err) {
+        if (err instanceof InputError || err instanceof PathError) return errorOutcome(err.message);
+        const sys = err as NodeJS.ErrnoException;
+        if (typeof sys.code === 'string') return errorOutcome(`${name} failed: ${sys.message}`, { code: sys.code });
+        throw err;
+      }
+    },
+
+    async dispose(): Promise<void> {
+      disposed = true;
+      await bash.dispose();
+    },
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * Output capping shared by every hand: the model gets the head and the tail of a long output
+ * with a plain line saying how much was cut; the UI may keep the full text (bounded).
+ */
+
+export interface CapResult {
+  /** What the model sees: the text itself, or its head and tail around a "cut here" line. */
+  content: string;
+  truncated: boolean;
+  /** Length of the whole text, in characters (JS string length), including any part not held. */
+  totalChars: number;
+}
+
+/** Default size of a tool result for the model, in characters. */
+export const MODEL_OUTPUT_CHARS = 30_000;
+
+/** Never keep more than this much full output for the UI (bytes, UTF-8). */
+export const FULL_OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024;
+
+const HEAD_SHARE = 0.4;
+
+function cutLine(cut: number): string {
+  return `[… ${cut.toLocaleString('en-US')} characters cut here; the full output is kept for the UI …]`;
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/**
+ * Caps `text` for the model. If it is longer than `maxChars`, keeps about 40 % from the head
+ * and 60 % from the tail (snapped to line ends when one is near) with a line between them
+ * saying how many characters were cut. The result is at most about `maxChars` long.
+ */
+export function capForModel(text: string, maxChars: number = MODEL_OUTPUT_CHARS): CapResult {
+  return capParts(text, '', 0, maxChars);
+}
+
+/**
+ * Like `capForModel` for a text held in two parts with `omittedChars` characters already
+ * dropped between them (see `OutputCollector`): the virtual text is head + … + tail.
+ */
+export function capParts(head: string, tail: string, omittedChars: number, maxChars: number = MODEL_OUTPUT_CHARS): CapResult {
+  const totalChars = head.length + omittedChars + tail.length;
+  if (omittedChars === 0 && totalChars <= maxChars) return { content: head + tail, truncated: false, totalChars };
+
+  const budget = Math.max(2, maxChars - cutLine(totalChars).length - 2);
+  let headLen = Math.floor(budget * HEAD_SHARE);
+  let tailLen = budget - headLen;
+  // When the held text is short (only possible with omittedChars > 0), keep what there is.
+  headLen = Math.min(headLen, head.length + tail.length);
+  tailLen = Math.min(tailLen, head.length + tail.length - headLen);
+
+  // The two ends of the virtual text.
+  let front = head.length >= headLen ? head.slice(0, headLen) : head + tail.slice(0, headLen - head.length);
+  let back = tail.length >= tailLen ? tail.slice(tail.length - tailLen) : head.slice(head.length - (tailLen - tail.length)) + tail;
+
+  // Prefer whole lines when a line end is close to the cut.
+  const nlFront = front.lastIndexOf('\n');
+  if (nlFront >= 0 && nlFront >= front.length * 0.8) front = front.slice(0, nlFront + 1);
+  const nlBack = back.indexOf('\n');
+  if (nlBack >= 0 && nlBack < back.length * 0.2) back = back.slice(nlBack + 1);
+  // Never split a surrogate pair.
+  if (front.length > 0 && isHighSurrogate(front.charCodeAt(front.length - 1))) front = front.slice(0, -1);
+  if (back.length > 0 && isLowSurrogate(back.charCodeAt(0))) back = back.slice(1);
+
+  const cut = totalChars - front.length - back.length;
+  const content = `${front}${front.endsWith('\n') || front === '' ? '' : '\n'}${cutLine(cut)}\n${back}`;
+  return { content, truncated: true, totalChars };
+}
+
+/** What an `OutputCollector` holds at the end. */
+export interface CollectedOutput {
+  /** The held text: everything, or the first part when the middle was dropped. */
+  head: string;
+  /** The last part when the middle was dropped, else ''. */
+  tail: string;
+  /** Characters (JS string length) received in all. */
+  totalChars: number;
+  /** Bytes received in all. */
+  totalBytes: number;
+  /** Bytes dropped from the middle to stay under the limit (0 when everything is held). */
+  droppedBytes: number;
+  droppedChars: number;
+}
+
+interface Chunk {
+  text: string;
+  bytes: number;
+}
+
+/**
+ * Collects streamed output in arrival order without ever holding more than `limitBytes`:
+ * the first half of the limit is kept whole, then a sliding window of the last half; what
+ * falls out of the window is counted and dropped. Chunks are joined once, at the end.
+ */
+export class OutputCollector {
+  private readonly headLimit: number;
+  private readonly tailLimit: number;
+  private readonly headChunks: string[] = [];
+  private headBytes = 0;
+  private tailChunks: Chunk[] = [];
+  private tailStart = 0;
+  private tailBytes = 0;
+  private totalChars = 0;
+  private totalBytes = 0;
+  private droppedBytes = 0;
+  private droppedChars = 0;
+
+  constructor(limitBytes: number = FULL_OUTPUT_LIMIT_BYTES) {
+    this.headLimit = Math.floor(limitBytes / 2);
+    this.tailLimit = limitBytes - this.headLimit;
+  }
+
+  /** Adds a decoded piece of text; `bytes` is its size on the wire (defaults to its UTF-8 length). */
+  push(text: string, bytes: number = Buffer.byteLength(text)): void {
+    if (text.length === 0) return;
+    this.totalChars += text.length;
+    this.totalBytes += bytes;
+    if (this.tailBytes === 0 && this.headBytes + bytes <= this.headLimit) {
+      this.headChunks.push(text);
+      this.headBytes += bytes;
+      return;
+    }
+    this.tailChunks.push({ text, bytes });
+    this.tailBytes += bytes;
+    while (this.tailBytes > this.tailLimit && this.tailStart < this.tailChunks.length) {
+      const first = this.tailChunks[this.tailStart]!;
+      const excess = this.tailBytes - this.tailLimit;
+      if (first.bytes <= excess) {
+        this.tailStart++;
+        this.tailBytes -= first.bytes;
+        this.droppedBytes += first.bytes;
+        this.droppedChars += first.text.length;
+      } else {
+        // Trim the front of the oldest chunk (by characters; bytes estimated from its ratio).
+        const keepBytes = first.bytes - excess;
+        const keepChars = Math.max(0, Math.floor((first.text.length * keepBytes) / first.bytes));
+        let text = first.text.slice(first.text.length - keepChars);
+        if (text.length > 0 && isLowSurrogate(text.charCodeAt(0))) text = text.slice(1);
+        const bytesNow = Buffer.byteLength(text);
+        this.droppedBytes += first.bytes - bytesNow;
+        this.droppedChars += first.text.length - text.length;
+        this.tailBytes -= first.bytes - bytesNow;
+        this.tailChunks[this.tailStart] = { text, bytes: bytesNow };
+        if (bytesNow > keepBytes) {
+          // The ratio was off (mixed widths): drop the chunk rather than exceed the limit.
+          this.tailStart++;
+          this.tailBytes -= bytesNow;
+          this.droppedBytes += bytesNow;
+          this.droppedChars += text.length;
+        }
+      }
+    }
+    // Compact the window now and then so dropped chunks can be collected.
+    if (this.tailStart > 1024 && this.tailStart * 2 > this.tailChunks.length) {
+      this.tailChunks = this.tailChunks.slice(this.tailStart);
+      this.tailStart = 0;
+    }
+  }
+
+  /** Bytes currently held. */
+  get heldBytes(): number {
+    return this.headBytes + this.tailBytes;
+  }
+
+  finish(): CollectedOutput {
+    const tailText = this.tailChunks.slice(this.tailStart).map((c) => c.text).join('');
+    const headText = this.headChunks.join('');
+    const dropped = this.droppedBytes > 0;
+    return {
+      head: dropped ? headText : headText + tailText,
+      tail: dropped ? tailText : '',
+      totalChars: this.totalChars,
+      totalBytes: this.totalBytes,
+      droppedBytes: this.droppedBytes,
+      droppedChars: this.droppedChars,
+    };
+  }
+}
+
+/** The line put in place of the dropped middle of a full output. */
+export function droppedLine(droppedBytes: number, limitBytes: number = FULL_OUTPUT_LIMIT_BYTES): string {
+  const half = limitBytes / 2 / 1024 / 1024;
+  return `[… ${droppedBytes.toLocaleString('en-US')} bytes dropped here: only the first and last ${half.toLocaleString('en-US')} MiB of the output are kept …]`;
+}
