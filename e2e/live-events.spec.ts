@@ -1,24 +1,29 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 
 const baseURL = process.env.E2E_BASE_URL!;
 const apiKey = process.env.E2E_API_KEY!;
 const client = new Anthropic({ apiKey, baseURL, maxRetries: 0 });
+const link = `${baseURL}/?token=${encodeURIComponent(apiKey)}`;
 
-async function newSession(title: string) {
-  const agent = await client.beta.agents.create({ name: 'e2e-agent', model: 'claude-sonnet-4-5' });
+async function newSession(title: string, first = 'first message') {
+  const agent = await client.beta.agents.create({ name: 'e2e-agent', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] });
   const env = await client.beta.environments.create({ name: 'e2e-env', config: { type: 'local' } as never });
   return client.beta.sessions.create({
     agent: agent.id,
     environment_id: env.id,
     title,
-    initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'first message' }] }],
+    initial_events: [{ type: 'user.message', content: [{ type: 'text', text: first }] }],
   });
 }
 
+const rowsOf = (page: Page, type: string) => page.locator(`[data-testid="event-row"][data-type="${type}"]`);
+
 test('the printed link authorises the page and drops the key from the address bar', async ({ page }) => {
-  await page.goto(`/?token=${encodeURIComponent(apiKey)}`);
-  await expect(page).toHaveURL(/\/$/);
+  await page.goto(link);
+  await expect(page).toHaveURL(`${baseURL}/`);
   expect(page.url()).not.toContain(apiKey);
   await expect(page.getByTestId('session-list')).toBeVisible();
   const cookies = await page.context().cookies();
@@ -27,45 +32,61 @@ test('the printed link authorises the page and drops the key from the address ba
 });
 
 test('a page without the link is told to open it', async ({ page }) => {
-  await page.goto('/');
+  await page.goto(baseURL);
   await expect(page.getByTestId('auth-required')).toBeVisible();
-  const wrong = await page.goto('/?token=not-the-key');
+  const wrong = await page.goto(`${baseURL}/?token=not-the-key`);
   expect(wrong?.status()).toBe(401);
 });
 
 test('a session created through the API shows its events live', async ({ page }) => {
   const session = await newSession('live e2e');
-  await page.goto(`/?token=${encodeURIComponent(apiKey)}`);
+  await page.goto(link);
   const row = page.locator(`[data-testid="session-row"][data-session-id="${session.id}"]`);
   await expect(row).toBeVisible();
   await expect(row).toContainText('live e2e');
   await row.click();
-  const events = page.getByTestId('event-row');
-  await expect(events).toHaveCount(1);
-  await expect(events.first()).toHaveAttribute('data-type', 'user.message');
+  await expect(rowsOf(page, 'user.message').first()).toContainText('first message');
+  await expect(rowsOf(page, 'agent.message').first()).toContainText('echo: first message');
 
-  // Sent through the API while the page is open: it appears without a reload.
+  // Sent through the API while the page is open: it and the answer appear without a reload.
   await client.beta.sessions.events.send(session.id, {
     events: [{ type: 'user.message', content: [{ type: 'text', text: 'sent from the SDK' }] }],
   });
-  await expect(page.locator('[data-testid="event-row"][data-seq="2"]')).toContainText('sent from the SDK');
+  await expect(rowsOf(page, 'user.message').nth(1)).toContainText('sent from the SDK');
+  await expect(rowsOf(page, 'agent.message').nth(1)).toContainText('echo: sent from the SDK');
 
-  // And the page can send one too; the API sees it.
-  await page.getByRole('textbox').fill('typed in the page');
-  await page.getByRole('textbox').press('Enter');
-  await expect(page.locator('[data-testid="event-row"][data-seq="3"]')).toContainText('typed in the page');
-  const listed = await client.beta.sessions.events.list(session.id);
-  expect(listed.data.map((e) => (e.type === 'user.message' ? (e.content[0] as { text: string }).text : e.type))).toEqual([
-    'first message',
-    'sent from the SDK',
-    'typed in the page',
-  ]);
+  // The page can send one too; the API sees it.
+  await page.getByTestId('message-input').fill('typed in the page');
+  await page.getByTestId('message-input').press('Enter');
+  await expect(rowsOf(page, 'agent.message').nth(2)).toContainText('echo: typed in the page');
+  const texts: string[] = [];
+  for await (const e of client.beta.sessions.events.list(session.id, { types: ['user.message'] })) {
+    if (e.type === 'user.message') texts.push((e.content[0] as { text: string }).text);
+  }
+  expect(texts).toEqual(['first message', 'sent from the SDK', 'typed in the page']);
+
+  // Rows are in log order with gapless positions.
+  const seqs = await page.getByTestId('event-row').evaluateAll((els) => els.map((el) => Number(el.getAttribute('data-seq'))));
+  expect(seqs).toEqual(seqs.map((_, i) => i + 1));
 
   // A new session appears in the list live, too.
   const other = await newSession('arrives later');
   await expect(page.locator(`[data-testid="session-row"][data-session-id="${other.id}"]`)).toBeVisible();
 
   // Reloading keeps the selection (?session=…) and rebuilds the view from the log.
+  const count = await page.getByTestId('event-row').count();
   await page.reload();
-  await expect(page.locator('[data-testid="event-row"][data-seq="3"]')).toBeVisible();
+  await expect(page.getByTestId('event-row')).toHaveCount(count);
+});
+
+test('"create hello.txt and show me it": tool calls and the answer stream into the page', async ({ page }) => {
+  const session = await newSession('hello file', 'create hello.txt and show me it');
+  await page.goto(`${link}&session=${session.id}`);
+  await expect(page).toHaveURL(`${baseURL}/?session=${session.id}`);
+  await expect(rowsOf(page, 'session.status_idle')).toHaveCount(1, { timeout: 20_000 });
+  await expect(rowsOf(page, 'agent.tool_use')).toHaveCount(2);
+  await expect(rowsOf(page, 'agent.tool_result')).toHaveCount(2);
+  await expect(rowsOf(page, 'agent.message').last()).toContainText('hello from corral');
+  const file = path.join(process.env.E2E_DATA!, 'work', session.id, 'hello.txt');
+  expect(fs.readFileSync(file, 'utf8')).toBe('hello from corral\n');
 });

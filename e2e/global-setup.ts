@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { startModelServer } from '../test/fixtures/model-server';
+import { e2eModel } from './model-script';
+
+/**
+ * Starts a scripted model server and `npm run serve` against it (a fresh data folder, a known
+ * key, a free port); the tests find them through E2E_* variables.
+ */
+export default async function globalSetup(): Promise<() => Promise<void>> {
+  const model = await startModelServer(e2eModel);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-e2e-'));
+  const apiKey = 'e2e-key-0123456789';
+  const child = spawn('npm', ['run', 'serve', '--', '--port', '0', '--data', dataDir], {
+    cwd: path.resolve(import.meta.dirname, '..'),
+    env: { ...process.env, CORRAL_API_KEY: apiKey, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e-model-key' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('serve did not print its URL within 120 s')), 120_000);
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      process.stdout.write(`[serve] ${line}\n`);
+      const m = /API at (http:\/\/\S+)\/v1/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited early with code ${code}`)));
+  });
+  process.env.E2E_BASE_URL = url;
+  process.env.E2E_API_KEY = apiKey;
+  process.env.E2E_DATA = dataDir;
+  return async () => {
+    // npm runs serve in a child: stop the whole group.
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    await model.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+}
