@@ -22,15 +22,21 @@ const send = (m: BrainToHost) => process.send!(m);
 function request<Op extends BrainOp>(op: Op, args: BrainRequests[Op]['args'], signal?: AbortSignal): Promise<BrainRequests[Op]['result']> {
   const id = nextId++;
   return new Promise((resolve, reject) => {
-    waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+    const cancel = () => send({ t: 'cancel', id });
+    const settle = () => signal?.removeEventListener('abort', cancel);
+    waiting.set(id, {
+      resolve: (v) => (settle(), resolve(v as BrainRequests[Op]['result'])),
+      reject: (e) => (settle(), reject(e)),
+    });
     send({ t: 'req', id, op, args });
-    signal?.addEventListener('abort', () => send({ t: 'cancel', id }), { once: true });
+    signal?.addEventListener('abort', cancel, { once: true });
   });
 }
 
 let harness: Harness | undefined;
 process.on('message', (raw: HostToBrain) => {
   if (raw.t === 'interrupt') return harness?.interrupt();
+  if (raw.t === 'wake') return wake();
   if (raw.t !== 'res') return;
   const w = waiting.get(raw.id);
   if (!w) return;
@@ -57,10 +63,31 @@ harness = new Harness(io, createAnthropicCaller(), {
   retryBaseMs: num(process.env.CORRAL_RETRY_BASE_MS, 2000),
   retryMaxMs: num(process.env.CORRAL_RETRY_MAX_MS, 60_000),
 });
-harness.run().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(`corral brain ${sessionId}: ${err instanceof Error ? err.stack : String(err)}`);
-    process.exit(1);
-  },
-);
+// After a turn the process lingers a while, so the next message skips the start-up; the
+// harness rereads the log on every run, so nothing it keeps matters for correctness.
+const lingerMs = num(process.env.CORRAL_BRAIN_LINGER_MS, 30_000);
+let running = false;
+let again = false;
+let lingerTimer: NodeJS.Timeout | undefined;
+
+function wake(): void {
+  if (running) {
+    again = true;
+    return;
+  }
+  clearTimeout(lingerTimer);
+  running = true;
+  again = false;
+  harness!.run().then(
+    () => {
+      running = false;
+      if (again) return wake();
+      lingerTimer = setTimeout(() => process.exit(0), lingerMs);
+    },
+    (err) => {
+      console.error(`corral brain ${sessionId}: ${err instanceof Error ? err.stack : String(err)}`);
+      process.exit(1);
+    },
+  );
+}
+wake();

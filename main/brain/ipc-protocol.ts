@@ -20,4 +20,6 @@ export type BrainToHost =
 export type HostToBrain =
   | { t: 'res'; id: number; ok: true; value: unknown }
   | { t: 'res'; id: number; ok: false; error: string }
-  | { t: 'interrupt' };
+  | { t: 'interrupt' }
+  /** New input arrived: run the harness again (a lingering brain reuses its warm process). */
+  | { t: 'wake' };

@@ -61,9 +61,8 @@ export class BrainSupervisor {
     this.unsubscribe = this.opts.log.subscribeAll(({ sessionId, event }) => {
       if (!event.type.startsWith('user.') && event.type !== 'system.message') return;
       const brain = this.running.get(sessionId);
-      if (brain) {
-        if (event.type === 'user.interrupt') brain.child.send({ t: 'interrupt' });
-      } else this.wake(sessionId);
+      if (brain) brain.child.send({ t: event.type === 'user.interrupt' ? 'interrupt' : 'wake' });
+      else this.wake(sessionId);
     });
     for (const id of this.sessionsToResume()) this.wake(id);
   }
@@ -205,15 +204,19 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 /** `child_process.fork` of the brain entry: the TypeScript source under tsx, or the build. */
 function defaultSpawn(sessionId: string): BrainChild {
   const fromSource = import.meta.url.endsWith('.ts');
-  const entry = fromSource ? path.join(here, 'entry.ts') : path.join(here, 'brain-entry.js');
+  return forkBrain(fromSource ? path.join(here, 'entry.ts') : path.join(here, 'brain-entry.js'), sessionId, fromSource ? ['--import', 'tsx'] : []);
+}
+
+/** Forks a brain entry file for a session (also used to run the built entry from source). */
+export function forkBrain(entry: string, sessionId: string, execArgv: string[] = []): BrainChild {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Inside Electron, fork runs the Electron binary: make it behave as Node.
   if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
   const child = fork(entry, [sessionId], {
-    execArgv: fromSource ? ['--import', 'tsx'] : [],
+    execArgv,
     env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    serialization: 'advanced',
+    serialization: 'json',
   });
   return {
     send: (m) => {

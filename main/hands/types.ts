@@ -12,6 +12,8 @@ export interface ToolOutcome {
   fullOutput?: string;
   /** Extra facts for the log (exit code, duration, bytes, truncation). */
   details?: Record<string, unknown>;
+  /** Images for the model (e.g. a device screenshot), base64-encoded. */
+  images?: { media_type: 'image/png' | 'image/jpeg'; data: string }[];
 }
 
 /** Per-call options. */

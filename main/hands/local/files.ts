@@ -18,7 +18,7 @@ export function numberLines(lines: readonly string[], firstLineNo: number): stri
   return lines.map((line, i) => `${String(firstLineNo + i).padStart(6)}\t${line}`).join('\n');
 }
 
-function splitLines(text: string): string[] {
+export function splitLines(text: string): string[] {
   const lines = text.split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   return lines;
@@ -42,14 +42,14 @@ function openable(abs: string, shown: string, tool: string): fs.Stats | ToolOutc
   return st;
 }
 
-function withCap(text: string, details: Record<string, unknown>): ToolOutcome {
+export function withCap(text: string, details: Record<string, unknown>): ToolOutcome {
   const cap = capForModel(text);
   const outcome: ToolOutcome = { content: cap.content, isError: false, details: { ...details, truncated: cap.truncated } };
   if (cap.truncated) outcome.fullOutput = text;
   return outcome;
 }
 
-function parseViewRange(v: unknown): [number, number] | undefined {
+export function parseViewRange(v: unknown): [number, number] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.length !== 2 || !v.every((n) => typeof n === 'number' && Number.isInteger(n))) {
     throw new InputError('Invalid input for read: "view_range" must be [start_line, end_line], two whole numbers (1-based; end_line -1 means to the end of the file).');

@@ -1,0 +1,189 @@
+import path from 'node:path/posix';
+import { StringDecoder } from 'node:string_decoder';
+import { LOCAL_TOOL_NAMES } from '../local/definitions';
+import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../local/files';
+import { errorOutcome, InputError, optBoolean, optNumber, optString, reqString } from '../local/input';
+import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../local/search';
+import { capParts, droppedLine, OutputCollector } from '../output-cap';
+import type { ExecuteOptions, Hand, ToolOutcome } from '../types';
+import { RemoteFileError, type RemoteShell } from './types';
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+/** Quotes a string for `sh`. */
+export const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The built-in tools on any remote hand, through its RemoteShell: bash runs there, files are
+ * read and written there, glob/grep search there. Paths are relative to the hand's work folder
+ * unless absolute. A lost hand turns each call into an error result that says so.
+ */
+export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string }): Hand {
+  const { workDir, label } = opts;
+  const resolve = (p: string) => (path.isAbsolute(p) ? path.normalize(p) : path.join(workDir, p));
+  const lostOutcome = (reason: string): ToolOutcome => errorOutcome(`The hand ${label} is gone: ${reason}. The next call will get a fresh one.`, { lost: reason });
+
+  async function bash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
+    const command = reqString(input, 'command', 'bash');
+    const timeoutMs = Math.min(o.timeoutMs ?? DEFAULT_TIMEOUT_MS, optNumber(input, 'timeout_ms', 'bash') ?? DEFAULT_TIMEOUT_MS);
+    const ctrl = new AbortController();
+    let why: 'interrupted' | 'timed out' | undefined;
+    const onAbort = () => ((why ??= 'interrupted'), ctrl.abort());
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => ((why ??= 'timed out'), ctrl.abort()), timeoutMs);
+    const collector = new OutputCollector();
+    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+    const started = Date.now();
+    try {
+      if (o.signal?.aborted) onAbort();
+      const res = await shell.exec(command, {
+        cwd: workDir,
+        signal: ctrl.signal,
+        onOutput: (chunk, stream) => collector.push(decoders[stream].write(chunk), chunk.length),
+      });
+      collector.push(decoders.stdout.end());
+      collector.push(decoders.stderr.end());
+      const out = collector.finish();
+      const cap = capParts(out.head, out.tail, out.droppedChars);
+      const ending = res.lost
+        ? `[the hand was lost: ${res.lost}]`
+        : why
+          ? `[${why} after ${Date.now() - started} ms: the command's process group was killed]`
+          : res.exitCode === null
+            ? `[killed${res.signal ? ` by SIG${res.signal}` : ''}]`
+            : `[exit code ${res.exitCode}]`;
+      const content = `${cap.content}${cap.content && !cap.content.endsWith('\n') ? '\n' : ''}${ending}`;
+      const outcome: ToolOutcome = {
+        content,
+        isError: Boolean(res.lost || why),
+        details: { exit_code: res.exitCode, signal: res.signal ?? null, duration_ms: Date.now() - started, output_chars: out.totalChars, truncated: cap.truncated, ...(res.lost ? { lost: res.lost } : {}) },
+      };
+      if (cap.truncated) outcome.fullOutput = out.droppedBytes > 0 ? `${out.head}\n${droppedLine(out.droppedBytes)}\n${out.tail}` : out.head;
+      return outcome;
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async function readText(p: string, tool: string): Promise<string | ToolOutcome> {
+    try {
+      const buf = await shell.readFile(resolve(p), MAX_FILE_BYTES);
+      if (looksBinary(buf)) return errorOutcome(`${p} looks like a binary file (it has NUL bytes); ${tool} works on text files only.`, { bytes: buf.length });
+      return buf.toString('utf8');
+    } catch (err) {
+      return fileError(err, p);
+    }
+  }
+
+  async function read(input: Record<string, unknown>): Promise<ToolOutcome> {
+    const p = reqString(input, 'file_path', 'read');
+    const range = parseViewRange(input.view_range);
+    const text = await readText(p, 'read');
+    if (typeof text !== 'string') return text;
+    if (text === '') return { content: `[${p} is empty]`, isError: false, details: { path: resolve(p), bytes: 0 } };
+    const lines = splitLines(text);
+    const [s, e] = range ?? [1, -1];
+    if (s < 1) throw new InputError('Invalid input for read: view_range start_line must be 1 or more.');
+    if (s > lines.length) return errorOutcome(`view_range starts at line ${s}, but ${p} has only ${lines.length} lines.`);
+    const end = e <= 0 ? lines.length : Math.min(e, lines.length);
+    return withCap(numberLines(lines.slice(s - 1, end), s), { path: resolve(p), total_lines: lines.length, start_line: s, end_line: end });
+  }
+
+  async function write(input: Record<string, unknown>): Promise<ToolOutcome> {
+    const p = reqString(input, 'file_path', 'write');
+    const content = reqString(input, 'content', 'write');
+    try {
+      await shell.writeFile(resolve(p), Buffer.from(content));
+    } catch (err) {
+      return fileError(err, p);
+    }
+    return { content: `Wrote ${Buffer.byteLength(content).toLocaleString('en-US')} bytes to ${p}.`, isError: false, details: { path: resolve(p), bytes: Buffer.byteLength(content) } };
+  }
+
+  async function edit(input: Record<string, unknown>): Promise<ToolOutcome> {
+    const p = reqString(input, 'file_path', 'edit');
+    const oldString = reqString(input, 'old_string', 'edit');
+    const newString = reqString(input, 'new_string', 'edit');
+    const replaceAll = optBoolean(input, 'replace_all', 'edit') ?? false;
+    if (oldString === '') throw new InputError('Invalid input for edit: "old_string" is empty; use write for a whole file.');
+    if (oldString === newString) throw new InputError('Invalid input for edit: "old_string" and "new_string" are the same.');
+    const text = await readText(p, 'edit');
+    if (typeof text !== 'string') return text;
+    const count = text.split(oldString).length - 1;
+    if (count === 0) return errorOutcome(`old_string was not found in ${p}. It must match exactly, including whitespace; read the file to check.`);
+    if (count > 1 && !replaceAll) return errorOutcome(`old_string occurs ${count} times in ${p}, but must occur once. Add context, or set replace_all.`, { occurrences: count });
+    try {
+      await shell.writeFile(resolve(p), Buffer.from(text.split(oldString).join(newString)));
+    } catch (err) {
+      return fileError(err, p);
+    }
+    return { content: `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${p}.`, isError: false, details: { path: resolve(p), occurrences: count } };
+  }
+
+  async function capture(command: string, signal?: AbortSignal): Promise<{ out: string; code: number | null; lost?: string }> {
+    const chunks: Buffer[] = [];
+    const res = await shell.exec(command, { cwd: workDir, signal, onOutput: (c, s) => s === 'stdout' && chunks.push(c) });
+    return { out: Buffer.concat(chunks).toString('utf8'), code: res.exitCode, lost: res.lost };
+  }
+
+  async function glob(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
+    const pattern = reqString(input, 'pattern', 'glob');
+    const root = resolve(optString(input, 'path', 'glob') ?? '.');
+    const re = globToRegExp(pattern);
+    const skip = /node_modules|\.git/.test(pattern) ? '' : ` \\( -name node_modules -o -name .git \\) -prune -o`;
+    const res = await capture(`cd ${shq(root)} && find .${skip} -type f -print 2>/dev/null | head -n 200000`, o.signal);
+    if (res.lost) return lostOutcome(res.lost);
+    if (res.code !== 0 && res.out === '') return errorOutcome(`Cannot search ${root}: no such folder, or it cannot be read.`);
+    const matches = res.out.split('\n').filter(Boolean).map((f) => f.replace(/^\.\//, '')).filter((f) => re.test(f)).sort();
+    if (matches.length === 0) return { content: `No files match ${pattern} under ${root}.`, isError: false, details: { matches: 0 } };
+    const shown = matches.slice(0, MAX_GLOB_RESULTS);
+    const more = matches.length > shown.length ? `\n[… ${matches.length - shown.length} more; narrow the pattern]` : '';
+    return { content: shown.join('\n') + more, isError: false, details: { matches: matches.length } };
+  }
+
+  async function grep(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
+    const pattern = reqString(input, 'pattern', 'grep');
+    const root = resolve(optString(input, 'path', 'grep') ?? '.');
+    const cmd = `grep -rnEI --exclude-dir=.git --exclude-dir=node_modules -e ${shq(pattern)} ${shq(root)} 2>&1 | head -n ${MAX_GREP_LINES + 1}`;
+    const res = await capture(cmd, o.signal);
+    if (res.lost) return lostOutcome(res.lost);
+    const lines = res.out.split('\n').filter(Boolean);
+    if (lines.length === 1 && /^grep: /.test(lines[0]!)) return errorOutcome(lines[0]!);
+    if (lines.length === 0) return { content: `No matches for /${pattern}/ under ${root}.`, isError: false, details: { matches: 0 } };
+    const shown = lines.slice(0, MAX_GREP_LINES).map((l) => (l.startsWith(workDir + '/') ? l.slice(workDir.length + 1) : l));
+    const more = lines.length > MAX_GREP_LINES ? `\n[more than ${MAX_GREP_LINES} matching lines; narrow the pattern or the path]` : '';
+    return { content: shown.join('\n') + more, isError: false, details: { matches: shown.length } };
+  }
+
+  const tools: Record<string, (input: Record<string, unknown>, o: ExecuteOptions) => Promise<ToolOutcome>> = { bash, read, write, edit, glob, grep };
+  return {
+    tools: LOCAL_TOOL_NAMES,
+    async execute(name, input, o = {}) {
+      const tool = tools[name];
+      if (!tool) return errorOutcome(`Unknown tool '${name}'. This hand answers: ${Object.keys(tools).join(', ')}.`);
+      if (shell.lostReason) return lostOutcome(shell.lostReason);
+      try {
+        return await tool(input ?? {}, o);
+      } catch (err) {
+        if (err instanceof InputError) return errorOutcome(err.message);
+        if (err instanceof RemoteFileError && err.code === 'LOST') return lostOutcome(err.message);
+        throw err;
+      }
+    },
+    dispose: () => shell.close(),
+  };
+}
+
+function fileError(err: unknown, p: string): ToolOutcome {
+  if (!(err instanceof RemoteFileError)) throw err;
+  const say: Record<RemoteFileError['code'], string> = {
+    ENOENT: `${p} does not exist.`,
+    EISDIR: `${p} is a directory, not a file.`,
+    EACCES: `${p} cannot be accessed (permission denied).`,
+    TOOBIG: `${p} is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; look at it with bash (head, tail, grep).`,
+    LOST: `the hand is gone: ${err.message}`,
+    OTHER: `${p}: ${err.message}`,
+  };
+  return errorOutcome(say[err.code], { code: err.code });
+}

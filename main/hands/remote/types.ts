@@ -1,0 +1,74 @@
+/**
+ * What a remote hand kind (SSH host, container, Android device) provides. The built-in tools
+ * are implemented once on top of it (shell-hand.ts), so every kind answers them the same way.
+ */
+
+/** How a remote command ended. */
+export interface ExecResult {
+  /** The command's exit code; null when it was killed or the hand was lost. */
+  exitCode: number | null;
+  /** The signal that ended it, when known (e.g. 'TERM' after an abort). */
+  signal?: string;
+  /** Set when the hand died during the call: the reason, in words. */
+  lost?: string;
+}
+
+/** Options of one remote command. */
+export interface ExecOptions {
+  /** Working folder on the remote side. */
+  cwd?: string;
+  /**
+   * Aborting must stop the remote process group (not just the local stream) and resolve promptly
+   * (well under 500 ms).
+   */
+  signal?: AbortSignal;
+  /** Output as it arrives, in order; stdout and stderr kept apart where the kind can. */
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
+  /** Bytes written to the command's stdin, which is then closed. Without it, stdin is closed at once. */
+  stdin?: Buffer;
+}
+
+/** Thrown by readFile/writeFile; `code` is what went wrong, `message` says it for a person. */
+export class RemoteFileError extends Error {
+  constructor(
+    readonly code: 'ENOENT' | 'EISDIR' | 'EACCES' | 'TOOBIG' | 'LOST' | 'OTHER',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A live connection to one remote hand. */
+export interface RemoteShell {
+  /** Runs `sh -c command` on the hand. Never rejects for a failing command; rejects only for bugs. */
+  exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
+  /** Reads a whole file (absolute remote path); TOOBIG when larger than maxBytes. */
+  readFile(path: string, maxBytes: number): Promise<Buffer>;
+  /** Writes a whole file (absolute remote path), creating parent folders. */
+  writeFile(path: string, data: Buffer): Promise<void>;
+  /** Called once when the hand is gone (connection lost, container died, device offline). */
+  onLost(listener: (reason: string) => void): void;
+  /** True once the hand is gone. */
+  readonly lostReason: string | undefined;
+  /** Closes the connection (and whatever it started). */
+  close(): Promise<void>;
+}
+
+/** A tool only some kinds have (e.g. a device's `screenshot`), run on the connected shell. */
+export interface KindTool<S extends RemoteShell = RemoteShell> {
+  definition: { name: string; description: string; input_schema: Record<string, unknown> };
+  run(shell: S, input: Record<string, unknown>, opts: { signal?: AbortSignal }): Promise<import('../types').ToolOutcome>;
+}
+
+/** A kind of remote hand: turns an environment config into a connected shell. */
+export interface RemoteHandKind<Config> {
+  readonly kind: string;
+  /** Connects (provisions: starts a container, opens an SSH connection, claims a device). */
+  connect(config: Config, ctx: { signal?: AbortSignal; label: string }): Promise<RemoteShell>;
+  /** The work folder on the hand when the config names none. */
+  defaultWorkDir(config: Config): string;
+  /** One line for people and for the model's tool descriptions, e.g. `ssh corral@127.0.0.2:2222`. */
+  describe(config: Config): string;
+  /** Tools beyond the built-in six that this kind answers. */
+  readonly extraTools?: readonly KindTool[];
+}
