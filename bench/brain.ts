@@ -60,24 +60,16 @@ async function level(n: number) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-brain-'));
   const host = createHost({ dataDir, brains: { spawn: (id) => forkBrain(entry, id), maxRestartsPerMinute: 10_000 } });
   const calls = new Map<string, { dispatched: number; done: number }[]>();
-  const forSession = host.hands.forSession.bind(host.hands);
-  host.hands.forSession = (id: string) => {
-    const hand = forSession(id);
-    return {
-      ...hand,
-      tools: hand.tools,
-      dispose: () => hand.dispose(),
-      execute: async (name, input, opts) => {
-        const rec = { dispatched: now(), done: 0 };
-        const out = await hand.execute(name, input, opts);
-        // A remote hand's command takes time without costing this machine anything; real
-        // commands vary, so sessions do not stay in lock-step (0.5× to 1.5× TOOL_MS).
-        if (TOOL_MS > 0) await new Promise((r) => setTimeout(r, TOOL_MS * (0.5 + Math.random())));
-        rec.done = now();
-        (calls.get(id) ?? calls.set(id, []).get(id)!).push(rec);
-        return out;
-      },
-    };
+  const execute = host.hands.execute.bind(host.hands);
+  host.hands.execute = async (id, hand, name, input, opts) => {
+    const rec = { dispatched: now(), done: 0 };
+    const out = await execute(id, hand, name, input, opts);
+    // A remote hand's command takes time without costing this machine anything; real
+    // commands vary, so sessions do not stay in lock-step (0.5× to 1.5× TOOL_MS).
+    if (TOOL_MS > 0) await new Promise((r) => setTimeout(r, TOOL_MS * (0.5 + Math.random())));
+    rec.done = now();
+    (calls.get(id) ?? calls.set(id, []).get(id)!).push(rec);
+    return out;
   };
   const agent = { type: 'agent', id: 'agent_bench', version: 1, name: 'bench', model: { id: 'bench' }, system: null, tools: [{ type: 'agent_toolset_20260401', configs: [], default_config: { enabled: true } }] };
   const ids: string[] = [];

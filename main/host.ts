@@ -7,7 +7,8 @@ import { openDatabase } from './session/db';
 import { listSessionIds } from './session/list';
 import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
-import { HandPool } from './hands/pool';
+import { HandRegistry } from './hands/registry';
+import type { RemoteHandKind } from './hands/remote/types';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -20,6 +21,8 @@ export interface HostOptions {
    * An object passes supervisor options (e.g. how to spawn a brain).
    */
   brains?: boolean | Pick<SupervisorOptions, 'spawn' | 'maxRestartsPerMinute'>;
+  /** Remote hand kinds by environment type; default: ssh, docker and adb. */
+  handKinds?: Record<string, RemoteHandKind<any>>;
 }
 
 /**
@@ -33,7 +36,7 @@ export interface Host {
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
   readonly ui: UiService;
-  readonly hands: HandPool;
+  readonly hands: HandRegistry;
   /** Present when the host runs brains. */
   readonly brains?: BrainSupervisor;
   close(): Promise<void>;
@@ -47,15 +50,17 @@ export function createHost(opts: HostOptions): Host {
     listSessions: (limit, includeArchived) =>
       listSessionIds(db, { limit, includeArchived }).data.flatMap((id) => log.findSession(id) ?? []),
   });
-  const hands = new HandPool(opts.dataDir);
+  const agents = new AgentStore(db);
+  const environments = new EnvironmentStore(db);
+  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds() });
   const brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
   brains?.start();
   return {
     dataDir: opts.dataDir,
     db,
     log,
-    agents: new AgentStore(db),
-    environments: new EnvironmentStore(db),
+    agents,
+    environments,
     ui,
     hands,
     brains,
@@ -65,4 +70,9 @@ export function createHost(opts: HostOptions): Host {
       db.close();
     },
   };
+}
+
+/** The remote hand kinds this build knows. */
+function defaultHandKinds(): Record<string, RemoteHandKind<any>> {
+  return {};
 }

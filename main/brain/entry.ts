@@ -3,8 +3,7 @@
  * the log (`readEvents`), all it does goes through the host (`emit`, `execute`); when it dies,
  * the host starts another that continues from the log.
  */
-import { LOCAL_TOOL_DEFINITIONS } from '../hands/local';
-import type { ToolDefinition } from './context';
+import { builtinToolDefinitions } from './tool-definitions';
 import { Harness, type BrainIO } from './harness';
 import type { BrainOp, BrainRequests, BrainToHost, HostToBrain } from './ipc-protocol';
 import { createAnthropicCaller } from './model';
@@ -47,14 +46,14 @@ process.on('message', (raw: HostToBrain) => {
 // The host is gone: nothing this process holds matters, and a new host will wake a new brain.
 process.on('disconnect', () => process.exit(0));
 
-const definitions = new Map<string, ToolDefinition>(LOCAL_TOOL_DEFINITIONS.map((d) => [d.name, d as ToolDefinition]));
 const io: BrainIO = {
   readEvents: (slice) => request('readEvents', { slice }),
   emit: (events, key) => request('emit', { events, key }),
-  execute: (name, input, signal) => request('execute', { name, input }, signal),
+  execute: (call, signal) => request('execute', call, signal),
   agent: () => request('agent', {}),
+  hands: () => request('hands', {}),
   textDelta: (d) => send({ t: 'delta', ...d }),
-  toolDefinitions: (names) => names.flatMap((n) => definitions.get(n) ?? []),
+  toolDefinitions: builtinToolDefinitions,
 };
 
 const num = (v: string | undefined, fallback: number) => (v && Number.isFinite(Number(v)) ? Number(v) : fallback);

@@ -1,3 +1,4 @@
+import type { HandInfo } from '../hands/registry';
 import type { ToolOutcome } from '../hands/types';
 import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
 import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
@@ -11,14 +12,16 @@ export interface BrainIO {
   readEvents(slice: EventSlice): Promise<LoggedEvent[]>;
   /** Appends atomically; a repeated key returns what the first append made. */
   emit(events: EventInput[], key: string): Promise<LoggedEvent[]>;
-  /** Runs a tool on the session's hand. */
-  execute(name: string, input: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome>;
+  /** Runs a tool on one of the session's hands (`hand` names it when there are several). */
+  execute(call: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }, signal: AbortSignal): Promise<ToolOutcome>;
+  /** The hands the session holds (names, what they are, their tools). */
+  hands(): Promise<HandInfo[]>;
   /** The session's agent snapshot. */
   agent(): Promise<Record<string, unknown> | undefined>;
   /** Pushes text as the model writes it (not logged). */
   textDelta?(d: { model_request_start_id: string; index: number; text: string }): void;
-  /** Tool definitions of the hand's built-in tools. */
-  toolDefinitions(names: readonly string[]): ToolDefinition[];
+  /** Tool definitions of the built-in tools, given the session's hands. */
+  toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
 }
 
 /** Retry policy of model requests. */
@@ -132,7 +135,7 @@ export class Harness {
   private async modelStep(a: LogAnalysis): Promise<void> {
     const cfg = this.agentConfig!;
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
-    const tools = [...this.io.toolDefinitions(cfg.builtinTools), ...cfg.customTools, READ_SESSION_TOOL];
+    const tools = [...this.io.toolDefinitions(cfg.builtinTools, await this.io.hands()), ...cfg.customTools, READ_SESSION_TOOL];
     const built = buildRequest(this.events, { model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
     const [start] = await this.emit(
       [{ type: 'span.model_request_start', context_seq: built.contextSeq, ...(built.elidedSeqs.length ? { elided_seqs: built.elidedSeqs } : {}) }],
@@ -166,15 +169,16 @@ export class Harness {
     for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
       if (signal.aborted) return;
       const outcome = await this.runTool(tu, signal);
-      await this.emit([toolResult(tu.id, outcome.content, outcome.isError, outcome.details)], `res:${tu.id}`);
+      await this.emit([toolResult(tu.id, outcome.content, outcome.isError, outcome.details, outcome.images)], `res:${tu.id}`);
     }
   }
 
   private async runTool(tu: LoggedEvent, signal: AbortSignal): Promise<ToolOutcome> {
     const input = (tu.input ?? {}) as Record<string, unknown>;
     if (tu.name === READ_SESSION_TOOL.name) return this.readSessionTool(input);
+    const { hand, ...rest } = input;
     try {
-      return await this.io.execute(String(tu.name), input, signal);
+      return await this.io.execute({ name: String(tu.name), input: rest, hand: typeof hand === 'string' ? hand : undefined, toolUseId: tu.id }, signal);
     } catch (err) {
       return { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
     }
@@ -227,8 +231,10 @@ export class Harness {
   }
 }
 
-function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>): EventInput {
-  return { type: 'agent.tool_result', tool_use_id: toolUseId, content: [{ type: 'text', text }], is_error: isError, ...(details ? { details } : {}) };
+function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>, images?: ToolOutcome['images']): EventInput {
+  const content: Record<string, unknown>[] = [{ type: 'text', text: text || '(no output)' }];
+  for (const img of images ?? []) content.push({ type: 'image', source: { type: 'base64', media_type: img.media_type, data: img.data } });
+  return { type: 'agent.tool_result', tool_use_id: toolUseId, content, is_error: isError, ...(details ? { details } : {}) };
 }
 
 function requestEnd(startId: string, isError: boolean, usage: ModelUsage, error?: Record<string, unknown>, stopReason?: string): EventInput {

@@ -1,11 +1,13 @@
 import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
 import type { ToolOutcome } from '../hands/types';
+import type { HandInfo } from '../hands/registry';
 
 /** Requests a brain process makes of its host, by operation. */
 export interface BrainRequests {
   readEvents: { args: { slice: EventSlice }; result: LoggedEvent[] };
   emit: { args: { events: EventInput[]; key: string }; result: LoggedEvent[] };
-  execute: { args: { name: string; input: Record<string, unknown> }; result: ToolOutcome };
+  execute: { args: { name: string; input: Record<string, unknown>; hand?: string; toolUseId?: string }; result: ToolOutcome };
+  hands: { args: Record<string, never>; result: HandInfo[] };
   agent: { args: Record<string, never>; result: Record<string, unknown> | undefined };
 }
 export type BrainOp = keyof BrainRequests;

@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HandPool } from '../hands/pool';
+import type { HandRegistry } from '../hands/registry';
 import type { SessionLog } from '../session/store';
 import { Topic } from '../session/subscriptions';
 import type { EventInput, EventSlice } from '../session/types';
@@ -27,7 +27,7 @@ export interface TextDelta {
 /** Options of the supervisor. */
 export interface SupervisorOptions {
   log: SessionLog;
-  hands: HandPool;
+  hands: HandRegistry;
   /** Starts a brain for a session; default: `child_process.fork` of the brain entry. */
   spawn?: (sessionId: string) => BrainChild;
   /** Restarts allowed per session per minute before it is stopped with an error. */
@@ -153,13 +153,18 @@ export class BrainSupervisor {
         const ctrl = new AbortController();
         brain.calls.set(m.id, ctrl);
         try {
-          return await this.opts.hands.forSession(sessionId).execute(String(args.name), (args.input ?? {}) as Record<string, unknown>, { signal: ctrl.signal });
+          return await this.opts.hands.execute(sessionId, typeof args.hand === 'string' ? args.hand : undefined, String(args.name), (args.input ?? {}) as Record<string, unknown>, {
+            signal: ctrl.signal,
+            toolUseId: typeof args.toolUseId === 'string' ? args.toolUseId : undefined,
+          });
         } finally {
           brain.calls.delete(m.id);
         }
       }
       case 'agent':
         return log.getSession(sessionId).record.agent;
+      case 'hands':
+        return this.opts.hands.list(sessionId);
       default:
         throw new Error(`unknown request ${String(m.op)}`);
     }

@@ -19,7 +19,13 @@ describe('the brain loop', () => {
       { blocks: [{ type: 'text', text: 'Done: hello.txt says hello, world.' }] },
     ]);
     const id = t.newSession('create hello.txt and show me it');
-    const events = await t.settled(id);
+    const all = await t.settled(id);
+    // The hand is provisioned at the first tool call (not at session start), once.
+    const handEvents = all.filter((e) => e.type.startsWith('hand.'));
+    expect(handEvents.map((e) => e.type)).toEqual(['hand.provisioning', 'hand.ready']);
+    expect(handEvents[0]!.seq).toBeGreaterThan(all.find((e) => e.type === 'agent.tool_use')!.seq);
+    expect(handEvents[1]).toMatchObject({ hand: 'main', kind: 'local' });
+    const events = all.filter((e) => !e.type.startsWith('hand.'));
     expect(events.map((e) => e.type)).toEqual([
       'user.message',
       'session.status_running',
@@ -58,7 +64,7 @@ describe('the brain loop', () => {
     const lastUser = third.messages[third.messages.length - 1];
     expect(lastUser.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: events[8]!.id });
     // The request is the pure function of the log: rebuilding it gives the same messages.
-    const rebuilt = buildRequest(events.slice(0, 11), {
+    const rebuilt = buildRequest(all.filter((e) => e.seq <= events[10]!.seq), {
       model: 'claude-test',
       system: 'You are a test agent.',
       tools: third.tools.map(({ cache_control: _c, ...d }: Record<string, unknown>) => d),

@@ -1,0 +1,205 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EnvironmentStore } from '../catalog/environments';
+import type { SessionLog } from '../session/store';
+import { createLocalHand } from './local';
+import { createShellHand } from './remote/shell-hand';
+import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
+import { MAIN_HAND, sessionHandSpecs, type SessionHandSpec } from './session-hands';
+import type { ExecuteOptions, Hand, ToolOutcome } from './types';
+
+/** Upper bound of any one call on a hand; bash's own timeout is usually shorter. */
+const CALL_TIMEOUT_MS = 15 * 60_000;
+
+/** A hand as the brain sees it: a name, what it is, and the tools it answers. */
+export interface HandInfo {
+  name: string;
+  kind: string;
+  description: string;
+  tools: string[];
+  /** Definitions of tools only this kind has (e.g. `screenshot`). */
+  extraTools: KindTool['definition'][];
+}
+
+interface Live {
+  sessionId: string;
+  name: string;
+  ready: Promise<{ hand: Hand; shell?: RemoteShell; extra: readonly KindTool[] }>;
+}
+
+/** Options of the registry. */
+export interface HandRegistryOptions {
+  log: SessionLog;
+  environments: EnvironmentStore;
+  dataDir: string;
+  /** Remote kinds by config type (ssh, docker, adb). `local` is built in. */
+  kinds: Record<string, RemoteHandKind<any>>;
+}
+
+/**
+ * The hands sessions hold. A hand is provisioned the first time the model calls a tool on it
+ * (never when a session starts), its lifecycle is written to the session's log, and a hand that
+ * dies is dropped: the next call provisions a fresh one from the recipe.
+ */
+export class HandRegistry {
+  private readonly live = new Map<string, Live>();
+
+  constructor(private readonly opts: HandRegistryOptions) {}
+
+  /** The session's work folder on this machine (the local main hand's). */
+  workDirOf(sessionId: string): string {
+    return path.join(this.opts.dataDir, 'work', sessionId);
+  }
+
+  /** The hands the session holds, for tool descriptions. */
+  list(sessionId: string): HandInfo[] {
+    return sessionHandSpecs(this.opts.log, this.opts.environments, sessionId).map((spec) => {
+      const type = spec.config?.type ?? 'missing';
+      const kind = this.opts.kinds[type];
+      return {
+        name: spec.name,
+        kind: type,
+        description: type === 'local' ? `this machine, folder ${String(spec.config?.working_dir ?? this.workDirOf(sessionId))}` : kind ? kind.describe(spec.config) : `unavailable (${type})`,
+        tools: ['bash', 'read', 'write', 'edit', 'glob', 'grep', ...(kind?.extraTools ?? []).map((t) => t.definition.name)],
+        extraTools: (kind?.extraTools ?? []).map((t) => t.definition),
+      };
+    });
+  }
+
+  /** Runs a tool on one of the session's hands (the only one, or the one named). */
+  async execute(sessionId: string, handName: string | undefined, tool: string, input: Record<string, unknown>, opts: ExecuteOptions & { toolUseId?: string } = {}): Promise<ToolOutcome> {
+    const specs = sessionHandSpecs(this.opts.log, this.opts.environments, sessionId);
+    const name = handName ?? (specs.length === 1 ? specs[0]!.name : MAIN_HAND);
+    const spec = specs.find((s) => s.name === name);
+    if (!spec) return { content: `This session has no hand named '${name}'. Its hands: ${specs.map((s) => s.name).join(', ')}.`, isError: true };
+    let got;
+    try {
+      got = await this.provisioned(sessionId, spec, opts.signal);
+    } catch (err) {
+      return { content: `Could not provision the hand '${name}': ${err instanceof Error ? err.message : String(err)}`, isError: true, details: { provision_failed: true } };
+    }
+    const ctrl = new AbortController();
+    const onAbort = () => ctrl.abort();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => ctrl.abort(), Math.min(opts.timeoutMs ?? CALL_TIMEOUT_MS, CALL_TIMEOUT_MS));
+    try {
+      if (opts.signal?.aborted) ctrl.abort();
+      const extra = got.extra.find((t) => t.definition.name === tool);
+      const outcome = extra && got.shell ? await extra.run(got.shell, input, { signal: ctrl.signal }) : await got.hand.execute(tool, input, { signal: ctrl.signal, timeoutMs: opts.timeoutMs });
+      return this.keepFullOutput(sessionId, opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } });
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Releases the session's live hand (it is disposed) and records it. */
+  async release(sessionId: string, name: string): Promise<void> {
+    const key = `${sessionId}\u0000${name}`;
+    const live = this.live.get(key);
+    this.live.delete(key);
+    this.opts.log.emitEvent(sessionId, { type: 'hand.released', hand: name });
+    if (live) await live.ready.then((g) => g.hand.dispose()).catch(() => {});
+  }
+
+  /** Attaches another environment's hand to a session under a name (a lease starts). */
+  attach(sessionId: string, environmentId: string, name: string): void {
+    this.opts.log.emitEvent(sessionId, { type: 'hand.attached', hand: name, environment_id: environmentId });
+  }
+
+  /**
+   * Passes a hand, live as it is, from one session to another: the giver's log records the
+   * handover, the receiver's the arrival; one session uses a hand at a time.
+   */
+  handOver(fromSession: string, name: string, toSession: string, asName: string): void {
+    const spec = sessionHandSpecs(this.opts.log, this.opts.environments, fromSession).find((s) => s.name === name);
+    if (!spec) throw new Error(`session ${fromSession} has no hand named '${name}'`);
+    if (sessionHandSpecs(this.opts.log, this.opts.environments, toSession).some((s) => s.name === asName)) {
+      throw new Error(`session ${toSession} already has a hand named '${asName}'`);
+    }
+    const live = this.live.get(`${fromSession}\u0000${name}`);
+    this.live.delete(`${fromSession}\u0000${name}`);
+    if (live) {
+      // The same live hand, now held by the other session.
+      live.sessionId = toSession;
+      live.name = asName;
+      this.live.set(`${toSession}\u0000${asName}`, live);
+    }
+    this.opts.log.emitEvent(fromSession, { type: 'hand.handed_over', hand: name, to_session_id: toSession, to_hand: asName });
+    this.opts.log.emitEvent(toSession, { type: 'hand.received', hand: asName, environment_id: spec.environmentId, from_session_id: fromSession, from_hand: name });
+  }
+
+  async disposeAll(): Promise<void> {
+    const all = [...this.live.values()];
+    this.live.clear();
+    await Promise.allSettled(all.map((l) => l.ready.then((g) => g.hand.dispose())));
+  }
+
+  private provisioned(sessionId: string, spec: SessionHandSpec, signal?: AbortSignal): Live['ready'] {
+    const key = `${sessionId}\u0000${spec.name}`;
+    let live = this.live.get(key);
+    if (!live) {
+      const fresh: Live = { sessionId, name: spec.name, ready: Promise.resolve() as never };
+      fresh.ready = this.provision(spec, fresh, signal);
+      this.live.set(key, fresh);
+      // A failed provisioning is not kept: the next call tries again.
+      fresh.ready.catch(() => this.forget(fresh));
+      live = fresh;
+    }
+    return live.ready;
+  }
+
+  /** Drops a live hand from the map if it is still there under its current holder. */
+  private forget(live: Live): void {
+    const key = `${live.sessionId}\u0000${live.name}`;
+    if (this.live.get(key) === live) this.live.delete(key);
+  }
+
+  private async provision(spec: SessionHandSpec, live: Live, signal?: AbortSignal): Live['ready'] {
+    const { log } = this.opts;
+    const sessionId = live.sessionId;
+    const type = spec.config?.type;
+    const started = Date.now();
+    log.emitEvent(sessionId, { type: 'hand.provisioning', hand: spec.name, kind: type ?? 'missing' });
+    try {
+      if (!spec.config) throw new Error(`its environment ${spec.environmentId} no longer exists`);
+      let got: Awaited<Live['ready']>;
+      let description: string;
+      if (type === 'local') {
+        const workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : spec.name === MAIN_HAND ? this.workDirOf(sessionId) : path.join(this.workDirOf(sessionId), spec.name);
+        got = { hand: createLocalHand({ workDir }), extra: [] };
+        description = `this machine, folder ${workDir}`;
+      } else {
+        const kind = type ? this.opts.kinds[type] : undefined;
+        if (!kind) throw new Error(`an environment of type '${type}' cannot run here (Corral runs local, ssh, docker and adb hands)`);
+        const label = `${sessionId}/${spec.name}`;
+        const shell = await kind.connect(spec.config, { signal, label });
+        const workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : kind.defaultWorkDir(spec.config);
+        description = kind.describe(spec.config);
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})` }), shell, extra: kind.extraTools ?? [] };
+        shell.onLost((reason) => {
+          // Never nursed back: dropped, so the next call provisions a fresh one. The log of
+          // whichever session holds the hand now records it.
+          this.forget(live);
+          if (log.findSession(live.sessionId)) log.emitEvent(live.sessionId, { type: 'hand.lost', hand: live.name, reason });
+        });
+      }
+      log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started });
+      return got;
+    } catch (err) {
+      log.emitEvent(sessionId, { type: 'hand.lost', hand: spec.name, reason: `provisioning failed: ${err instanceof Error ? err.message : String(err)}` });
+      throw err;
+    }
+  }
+
+  /** Keeps an output too long for the model in a file for the UI; the model's copy stays capped. */
+  private keepFullOutput(sessionId: string, toolUseId: string | undefined, outcome: ToolOutcome): ToolOutcome {
+    if (!outcome.fullOutput) return outcome;
+    const { fullOutput, ...rest } = outcome;
+    const dir = path.join(this.opts.dataDir, 'outputs', sessionId);
+    fs.mkdirSync(dir, { recursive: true });
+    const name = `${(toolUseId ?? `call_${Date.now()}`).replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
+    fs.writeFileSync(path.join(dir, name), fullOutput);
+    return { ...rest, details: { ...rest.details, full_output: { file: name, chars: fullOutput.length } } };
+  }
+}
