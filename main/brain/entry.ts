@@ -52,7 +52,7 @@ const io: BrainIO = {
   execute: (call, signal) => request('execute', call, signal),
   agent: () => request('agent', {}),
   hands: () => request('hands', {}),
-  textDelta: (d) => send({ t: 'delta', ...d }),
+  delta: (delta) => send({ t: 'delta', delta }),
   toolDefinitions: builtinToolDefinitions,
 };
 

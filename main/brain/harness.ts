@@ -5,6 +5,7 @@ import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-conf
 import { analyse, type LogAnalysis } from './analyse';
 import { buildRequest, type ToolDefinition } from './context';
 import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
+import { newId } from '../session/ids';
 
 /** Everything a brain does to the world, through the host. */
 export interface BrainIO {
@@ -18,11 +19,16 @@ export interface BrainIO {
   hands(): Promise<HandInfo[]>;
   /** The session's agent snapshot. */
   agent(): Promise<Record<string, unknown> | undefined>;
-  /** Pushes text as the model writes it (not logged). */
-  textDelta?(d: { model_request_start_id: string; index: number; text: string }): void;
+  /** Pushes live text (the API's event_start / event_delta shapes; never logged). */
+  delta?(d: LiveDelta): void;
   /** Tool definitions of the built-in tools, given the session's hands. */
   toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
 }
+
+/** Live text of an event not yet logged, in the Managed Agents stream shapes. */
+export type LiveDelta =
+  | { type: 'event_start'; event: { id: string; type: 'agent.message' | 'agent.thinking' } }
+  | { type: 'event_delta'; event_id: string; delta: { type: 'content_delta'; content: { type: 'text'; text: string }; index: number } };
 
 /** Retry policy of model requests. */
 export interface HarnessOptions {
@@ -144,19 +150,32 @@ export class Harness {
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const logged: LoggedEvent[] = [];
     const signal = this.abort.signal;
+    // Text and thinking blocks get their event id when they start, so live text can name the
+    // event it will become.
+    const ids = new Map<number, string>();
     let result: { stopReason: string; usage: ModelUsage };
     try {
       result = await this.model.stream(
         built.params,
         {
+          onBlockStart: (index, type) => {
+            if (type !== 'text' && type !== 'thinking') return;
+            const id = newId.event();
+            ids.set(index, id);
+            this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
+          },
           onBlock: async (block, index) => {
             const input = blockToEvent(block, customNames);
             if (!input) return;
+            if (ids.has(index)) input.id = ids.get(index);
             const [e] = await this.emit([input], `blk:${start!.id}:${index}`);
             if (e!.type === 'agent.tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
           },
-          onTextDelta: (index, text) => this.io.textDelta?.({ model_request_start_id: start!.id, index, text }),
+          onTextDelta: (index, text) => {
+            const id = ids.get(index);
+            if (id && text) this.io.delta?.({ type: 'event_delta', event_id: id, delta: { type: 'content_delta', content: { type: 'text', text }, index: 0 } });
+          },
         },
         signal,
       );

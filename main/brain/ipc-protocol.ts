@@ -1,6 +1,7 @@
 import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
 import type { ToolOutcome } from '../hands/types';
 import type { HandInfo } from '../hands/registry';
+import type { LiveDelta } from './harness';
 
 /** Requests a brain process makes of its host, by operation. */
 export interface BrainRequests {
@@ -16,7 +17,7 @@ export type BrainOp = keyof BrainRequests;
 export type BrainToHost =
   | { t: 'req'; id: number; op: BrainOp; args: unknown }
   | { t: 'cancel'; id: number }
-  | { t: 'delta'; model_request_start_id: string; index: number; text: string };
+  | { t: 'delta'; delta: LiveDelta };
 
 /** Host → brain messages. */
 export type HostToBrain =

@@ -37,7 +37,9 @@ export class ModelError extends Error {
 export interface StreamHandlers {
   /** Called, in order and awaited, as each content block completes. */
   onBlock(block: FinishedBlock, index: number): Promise<void>;
-  /** Text as it is written (not logged per delta). */
+  /** A content block began (its type as the API names it: text, thinking, tool_use, …). */
+  onBlockStart?(index: number, type: string): void;
+  /** Text (or thinking) as it is written (not logged per delta). */
   onTextDelta?(index: number, text: string): void;
 }
 
@@ -82,6 +84,7 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
             }
             case 'content_block_start':
               open.set(ev.index, { block: { ...ev.content_block } as Record<string, unknown>, json: '' });
+              handlers.onBlockStart?.(ev.index, ev.content_block.type);
               break;
             case 'content_block_delta': {
               const cur = open.get(ev.index);
@@ -90,7 +93,10 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
               if (d.type === 'text_delta') {
                 cur.block.text = String(cur.block.text ?? '') + (d.text ?? '');
                 handlers.onTextDelta?.(ev.index, d.text ?? '');
-              } else if (d.type === 'thinking_delta') cur.block.thinking = String(cur.block.thinking ?? '') + (d.thinking ?? '');
+              } else if (d.type === 'thinking_delta') {
+                cur.block.thinking = String(cur.block.thinking ?? '') + (d.thinking ?? '');
+                handlers.onTextDelta?.(ev.index, d.thinking ?? '');
+              }
               else if (d.type === 'signature_delta') cur.block.signature = String(cur.block.signature ?? '') + (d.signature ?? '');
               else if (d.type === 'input_json_delta') cur.json += d.partial_json ?? '';
               break;

@@ -6,6 +6,7 @@ import type { SessionLog } from '../session/store';
 import { Topic } from '../session/subscriptions';
 import type { EventInput, EventSlice } from '../session/types';
 import { analyse, hasWork } from './analyse';
+import type { LiveDelta } from './harness';
 import type { BrainToHost, HostToBrain } from './ipc-protocol';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
@@ -17,12 +18,6 @@ export interface BrainChild {
   readonly pid: number | undefined;
 }
 
-/** Text the model is writing, pushed live (never logged per delta). */
-export interface TextDelta {
-  model_request_start_id: string;
-  index: number;
-  text: string;
-}
 
 /** Options of the supervisor. */
 export interface SupervisorOptions {
@@ -50,7 +45,7 @@ interface Running {
 export class BrainSupervisor {
   private readonly running = new Map<string, Running>();
   private readonly restarts = new Map<string, number[]>();
-  private readonly deltas = new Topic<string, TextDelta>();
+  private readonly deltas = new Topic<string, LiveDelta>();
   private unsubscribe?: () => void;
   private stopped = false;
 
@@ -91,7 +86,8 @@ export class BrainSupervisor {
     return this.running.get(sessionId)?.child.pid;
   }
 
-  subscribeDeltas(sessionId: string, listener: (d: TextDelta) => void): () => void {
+  /** Live text of events being written (event_start / event_delta), never logged. */
+  subscribeDeltas(sessionId: string, listener: (d: LiveDelta) => void): () => void {
     return this.deltas.subscribe(sessionId, listener);
   }
 
@@ -119,7 +115,7 @@ export class BrainSupervisor {
   }
 
   private onBrainMessage(sessionId: string, brain: Running, m: BrainToHost): void {
-    if (m.t === 'delta') return this.deltas.publish(sessionId, { model_request_start_id: m.model_request_start_id, index: m.index, text: m.text });
+    if (m.t === 'delta') return this.deltas.publish(sessionId, m.delta);
     if (m.t === 'cancel') return brain.calls.get(m.id)?.abort();
     if (m.t !== 'req') return;
     const reply = (ok: boolean, valueOrError: unknown) => {

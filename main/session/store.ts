@@ -368,10 +368,18 @@ export class SessionLog {
     for (let i = 0; i < events.length; i++) {
       const input = events[i]!;
       seq += 1;
-      const event: LoggedEvent = { ...input, id: newId.event(), type: input.type, processed_at: new Date().toISOString(), seq };
+      const id = typeof input.id === 'string' ? input.id : newId.event();
+      const event: LoggedEvent = { ...input, id, type: input.type, processed_at: new Date().toISOString(), seq };
       const { seq: _omit, ...stored } = event;
       const k = key === undefined ? null : i === 0 ? key : `${key}#${i}`;
-      this.q.insertEvent!.run(sessionId, seq, event.id, event.type, event.processed_at, k, serialiseEvent(stored, `events[${i}]`));
+      try {
+        this.q.insertEvent!.run(sessionId, seq, event.id, event.type, event.processed_at, k, serialiseEvent(stored, `events[${i}]`));
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /events\.id/.test(String(err))) {
+          throw new LogInputError(`events[${i}].id ${event.id} is already in the log`);
+        }
+        throw err;
+      }
       status = statusOf(event.type) ?? status;
       if (event.type === 'span.model_request_end') usage = addUsage(usage ?? (JSON.parse(row.usage) as SessionUsageTotals), event);
       out.push(event);

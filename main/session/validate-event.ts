@@ -3,7 +3,9 @@ import { LogInputError, type EventInput } from './types';
 /** Largest event body the log accepts; bigger outputs are kept outside the log (hands issue). */
 export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
-const RESERVED = ['id', 'processed_at', 'seq'] as const;
+const RESERVED = ['processed_at', 'seq'] as const;
+/** A caller may name an event's id in advance (the brain does, so live text can point at it). */
+const EVENT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /**
  * Structural checks every appended event passes: a plain object with a dotted `type` and no
@@ -17,6 +19,10 @@ export function checkEventInput(event: unknown, where = 'event'): asserts event 
   const type = (event as { type?: unknown }).type;
   if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) {
     throw new LogInputError(`${where}.type must be a dotted event type such as 'user.message', got ${JSON.stringify(type)}`);
+  }
+  const id = (event as { id?: unknown }).id;
+  if (id !== undefined && (typeof id !== 'string' || !EVENT_ID.test(id))) {
+    throw new LogInputError(`${where}.id must be an event id made in advance (sevt_ + a ULID), or absent`);
   }
   for (const field of RESERVED) {
     if (field in event) throw new LogInputError(`${where}.${field} is assigned by the log and cannot be given`);

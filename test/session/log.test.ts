@@ -92,10 +92,19 @@ describe('session log', () => {
   it('rejects malformed events with a clear error and writes nothing', () => {
     const { session } = log.createSession();
     expect(() => log.emitEvent(session.id, { type: 'nodot' })).toThrow(/dotted event type/);
-    expect(() => log.emitEvent(session.id, { type: 'user.message', id: 'x' } as never)).toThrow(/assigned by the log/);
+    expect(() => log.emitEvent(session.id, { type: 'user.message', id: 'x' } as never)).toThrow(/made in advance/);
+    expect(() => log.emitEvent(session.id, { type: 'user.message', seq: 3 } as never)).toThrow(/assigned by the log/);
     expect(() => log.emitEvents(session.id, [msg('ok'), { type: 42 } as never])).toThrow(LogInputError);
     expect(() => log.emitEvent('sesn_unknown', msg('x'))).toThrow(SessionNotFoundError);
     expect(log.getEvents(session.id)).toEqual([]);
+  });
+
+  it('keeps an id named in advance, once', () => {
+    const { session } = log.createSession();
+    const id = 'sevt_01ARZ3NDEKTSV4RRFFQ69G5FAV';
+    expect(log.emitEvent(session.id, { type: 'agent.message', id, content: [] }).id).toBe(id);
+    expect(() => log.emitEvent(session.id, { type: 'agent.message', id, content: [] })).toThrow(/already in the log/);
+    expect(log.getEvents(session.id)).toHaveLength(1);
   });
 
   it('delivers committed events to subscribers in order', () => {

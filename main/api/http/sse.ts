@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import type { LiveDelta } from '../../brain/harness';
 import type { SessionLog } from '../../session/store';
 import { SessionNotFoundError, type LoggedEvent } from '../../session/types';
 
@@ -11,7 +12,13 @@ const PAGE = 500;
  * log, not buffered in memory, so a slow client slows only its own stream; an idle stream
  * sends `ping` frames every `heartbeatMs`.
  */
-export function streamSessionEvents(c: Context, log: SessionLog, sessionId: string, after: number, heartbeatMs: number): Response {
+/** Live text to interleave with the log's events (`event_deltas`): which kinds, and its source. */
+export interface DeltaFeed {
+  types: ReadonlySet<string>;
+  subscribe(listener: (d: LiveDelta) => void): () => void;
+}
+
+export function streamSessionEvents(c: Context, log: SessionLog, sessionId: string, after: number, heartbeatMs: number, deltas?: DeltaFeed): Response {
   c.header('x-accel-buffering', 'no');
   return streamSSE(
     c,
@@ -26,10 +33,26 @@ export function streamSessionEvents(c: Context, log: SessionLog, sessionId: stri
         wake?.();
       });
       stream.onAbort(() => wake?.());
+      // Live text waits in a queue and is written before the log's events that follow it.
+      const queued: LiveDelta[] = [];
+      const wanted = new Set<string>();
+      const stopDeltas = deltas?.subscribe((d) => {
+        if (d.type === 'event_start') {
+          if (!deltas.types.has(d.event.type)) return;
+          wanted.add(d.event.id);
+        } else if (!wanted.has(d.event_id)) return;
+        queued.push(d);
+        pending = true;
+        wake?.();
+      });
       const write = (e: LoggedEvent) => stream.writeSSE({ event: e.type, id: e.id, data: JSON.stringify(e) });
       try {
         while (!stream.aborted) {
           pending = false;
+          while (queued.length > 0) {
+            const d = queued.shift()!;
+            await stream.writeSSE({ event: d.type, data: JSON.stringify(d) });
+          }
           let page: LoggedEvent[];
           try {
             page = log.getEvents(sessionId, { after: last, limit: PAGE });
@@ -42,6 +65,7 @@ export function streamSessionEvents(c: Context, log: SessionLog, sessionId: stri
           for (const e of page) {
             await write(e);
             last = e.seq;
+            wanted.delete(e.id);
           }
           if (page.length === PAGE || pending) continue;
           const timedOut = await new Promise<boolean>((resolve) => {
@@ -56,6 +80,7 @@ export function streamSessionEvents(c: Context, log: SessionLog, sessionId: stri
         }
       } finally {
         unsubscribe();
+        stopDeltas?.();
       }
     },
     async (err, stream) => {

@@ -86,7 +86,12 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
     }
     const afterSeq = queryInt(c, 'after_seq', { min: 0, max: Number.MAX_SAFE_INTEGER });
     if (afterSeq !== undefined) after = afterSeq;
-    return streamSessionEvents(c, log, id, after, opts.heartbeatMs);
+    const deltaTypes = queryList(c, 'event_deltas');
+    const unknown = deltaTypes?.find((t) => t !== 'agent.message' && t !== 'agent.thinking');
+    if (unknown) throw new ApiError('invalid_request_error', `event_deltas: '${unknown}' has no live text (agent.message, agent.thinking do)`);
+    const brains = host.brains;
+    const feed = deltaTypes?.length && brains ? { types: new Set(deltaTypes), subscribe: (l: Parameters<typeof brains.subscribeDeltas>[1]) => brains.subscribeDeltas(id, l) } : undefined;
+    return streamSessionEvents(c, log, id, after, opts.heartbeatMs, feed);
   });
 
   return app;
