@@ -45,15 +45,17 @@ export interface Host {
 export function createHost(opts: HostOptions): Host {
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
   const log = new SessionLog(db);
+  let brains: BrainSupervisor | undefined;
   const ui = createUiService({
     log,
     listSessions: (limit, includeArchived) =>
       listSessionIds(db, { limit, includeArchived }).data.flatMap((id) => log.findSession(id) ?? []),
+    subscribeLiveText: (sessionId, listener) => brains?.subscribeDeltas(sessionId, listener) ?? (() => {}),
   });
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
   const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds() });
-  const brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
+  brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
   brains?.start();
   return {
     dataDir: opts.dataDir,

@@ -60,6 +60,8 @@ export const uiSchemas = {
   watchSessions: z.object({}).strict(),
   /** Events after `after` (default: from the start), then each new one as it is committed. */
   watchEvents: z.object({ sessionId, after: position.optional() }).strict(),
+  /** Text the model is writing now (not logged): shown until its event arrives via watchEvents. */
+  watchLiveText: z.object({ sessionId }).strict(),
 } satisfies Record<UiCallName | UiStreamName, z.ZodType>;
 
 export type UiInput<N extends UiCallName | UiStreamName> = z.input<(typeof uiSchemas)[N]>;
@@ -72,10 +74,16 @@ export interface UiCallOutputs {
   sendMessage: UiEvent;
 }
 
+/** Live text of an event not logged yet (the Managed Agents event_start / event_delta shapes). */
+export type LiveTextItem =
+  | { type: 'event_start'; event: { id: string; type: 'agent.message' | 'agent.thinking' } }
+  | { type: 'event_delta'; event_id: string; delta: { type: 'content_delta'; content: { type: 'text'; text: string }; index: number } };
+
 /** Item type of each stream. */
 export interface UiStreamItems {
   watchSessions: SessionListChange;
   watchEvents: UiEvent;
+  watchLiveText: LiveTextItem;
 }
 
 /** An error as it crosses to the renderer: a kind the UI can branch on, and a message. */

@@ -3,7 +3,7 @@
  * bundle it; the schemas and types live in ./contract.
  */
 export const UI_CALLS = ['listSessions', 'getSession', 'getEvents', 'sendMessage'] as const;
-export const UI_STREAMS = ['watchSessions', 'watchEvents'] as const;
+export const UI_STREAMS = ['watchSessions', 'watchEvents', 'watchLiveText'] as const;
 
 export type UiCallName = (typeof UI_CALLS)[number];
 export type UiStreamName = (typeof UI_STREAMS)[number];

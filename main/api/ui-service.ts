@@ -45,6 +45,8 @@ export interface UiServiceDeps {
   log: SessionLog;
   /** Lists sessions newest first (the API layer's pagination is not needed here). */
   listSessions(limit: number, includeArchived: boolean): SessionRow[];
+  /** Live text of a session's brain, when the host runs brains. */
+  subscribeLiveText?(sessionId: string, listener: (item: UiStreamItems['watchLiveText']) => void): () => void;
 }
 
 /**
@@ -89,6 +91,10 @@ export function createUiService(deps: UiServiceDeps): UiService {
       buffered.forEach(deliver);
       live = true;
       return stop;
+    },
+    watchLiveText: ({ sessionId }, push) => {
+      log.getSession(sessionId);
+      return deps.subscribeLiveText?.(sessionId, push) ?? (() => {});
     },
   };
   return {
