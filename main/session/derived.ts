@@ -1,4 +1,4 @@
-import type { SessionStatus, SessionUsageTotals } from './types';
+import type { EventSlice, LoggedEvent, SessionStatus, SessionUsageTotals } from './types';
 
 const STATUS_BY_EVENT: Record<string, SessionStatus> = {
   'session.status_running': 'running',
@@ -30,4 +30,17 @@ export function addUsage(totals: SessionUsageTotals, event: { type: string; [k: 
     cache_read_input_tokens: totals.cache_read_input_tokens + n(u.cache_read_input_tokens),
     cache_creation_input_tokens: totals.cache_creation_input_tokens + n(u.cache_creation_input_tokens),
   };
+}
+
+/** Usage summed over a log's events up to a position, read a page at a time. */
+export function usageThrough(read: (slice: EventSlice) => LoggedEvent[], to: number): SessionUsageTotals {
+  const PAGE = 10_000;
+  let usage = emptyUsage();
+  let after = 0;
+  for (;;) {
+    const page = read({ after, to, limit: PAGE, types: ['span.model_request_end'] });
+    for (const e of page) usage = addUsage(usage, e);
+    if (page.length < PAGE) return usage;
+    after = page[page.length - 1]!.seq;
+  }
 }

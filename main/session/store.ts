@@ -14,7 +14,7 @@ import {
   type SessionUsageTotals,
 } from './types';
 import { checkEventInput, serialiseEvent } from './validate-event';
-import { statusOf, addUsage, emptyUsage } from './derived';
+import { addUsage, emptyUsage, statusOf, usageThrough } from './derived';
 
 /** Fields a caller sets when creating a session. */
 export interface NewSession {
@@ -199,31 +199,15 @@ export class SessionLog {
     const now = new Date().toISOString();
     this.db
       .transaction(() => {
-        const prefix = this.reader.read(segmentsOf(id, this.lookup), { to: atSeq, limit: 100_000, types: [...STATUS_AND_USAGE_TYPES] });
-        // The prefix may be longer than one read: sum usage over every page.
-        let usage = emptyUsage();
-        let status: SessionStatus = 'idle';
-        let page = prefix;
-        for (;;) {
-          for (const e of page) {
-            status = statusOf(e.type) ?? status;
-            usage = addUsage(usage, e);
-          }
-          if (page.length < 100_000) break;
-          page = this.reader.read(segmentsOf(id, this.lookup), {
-            after: page[page.length - 1]!.seq,
-            to: atSeq,
-            limit: 100_000,
-            types: [...STATUS_AND_USAGE_TYPES],
-          });
-        }
+        // Usage is the prefix's; a fork starts idle: nothing runs in it until someone asks.
+        const usage = usageThrough((slice) => this.reader.read(segmentsOf(id, this.lookup), slice), atSeq);
         this.q.insertSession!.run({
           id: childId,
           created_at: now,
           updated_at: now,
           parent_id: id,
           fork_seq: atSeq,
-          status,
+          status: 'idle',
           agent_id: overrides.agent_id ?? parent.agent_id,
           agent_version: overrides.agent_version ?? parent.agent_version,
           environment_id: overrides.environment_id ?? parent.environment_id,
@@ -407,11 +391,3 @@ export class SessionLog {
     };
   }
 }
-
-const STATUS_AND_USAGE_TYPES = [
-  'session.status_running',
-  'session.status_idle',
-  'session.status_rescheduled',
-  'session.status_terminated',
-  'span.model_request_end',
-] as const;
