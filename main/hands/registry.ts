@@ -4,6 +4,7 @@ import type { EnvironmentStore } from '../catalog/environments';
 import type { SessionLog } from '../session/store';
 import { createLocalHand } from './local';
 import { createShellHand } from './remote/shell-hand';
+import { applyResources } from './resources';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { MAIN_HAND, sessionHandSpecs, type SessionHandSpec } from './session-hands';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
@@ -184,6 +185,8 @@ export class HandRegistry {
           if (log.findSession(live.sessionId)) log.emitEvent(live.sessionId, { type: 'hand.lost', hand: live.name, reason });
         });
       }
+      // The session's own resources (repositories) go onto its main hand as it is made.
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, got.hand, signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started });
       return got;
     } catch (err) {

@@ -1,3 +1,4 @@
+import { execSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,6 +73,36 @@ describe('hands of a session', () => {
     expect(JSON.stringify(result.content)).toMatch(/cannot run here/);
     expect(events.find((e) => e.type === 'hand.lost')!.reason).toMatch(/provisioning failed/);
     expect(events.at(-1)!.type).toBe('session.status_idle');
+  });
+
+  it('clones the session\'s repository (at its branch) into the hand as it is provisioned', async () => {
+    const repo = tmpDir();
+    const git = (args: string, cwd = repo) => execSync(`git ${args}`, { cwd, env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+    git('init --quiet -b main');
+    fs.writeFileSync(path.join(repo, 'README'), 'on main\n');
+    git('add README');
+    git('commit --quiet -m one');
+    git('checkout --quiet -b dev');
+    fs.writeFileSync(path.join(repo, 'README'), 'on dev\n');
+    git('commit --quiet -am two');
+    t = await startBrainHost([
+      { blocks: [{ type: 'tool_use', name: 'read', input: { file_path: 'proj/README' } }] },
+      { blocks: [{ type: 'text', text: 'read it' }] },
+    ]);
+    const env = t.host.environments.create({ name: 'l', config: { type: 'local' }, metadata: {}, description: null });
+    const { session } = t.host.log.createSession({
+      environment_id: env.id,
+      record: {
+        agent: { model: { id: 'm' }, tools: [{ type: 'agent_toolset_20260401' }] },
+        resources: [{ id: 'sesrsc_1', type: 'github_repository', url: `file://${repo}`, checkout: { type: 'branch', name: 'dev' }, mount_path: '/workspace/proj' }],
+      },
+    });
+    t.host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'read the readme' }] });
+    const events = await t.settled(session.id);
+    const applied = events.find((e) => e.type === 'hand.resource_applied')!;
+    expect(applied).toMatchObject({ hand: 'main', path: 'proj', resource_id: 'sesrsc_1' });
+    expect(applied.seq).toBeLessThan(events.find((e) => e.type === 'hand.ready')!.seq);
+    expect(JSON.stringify(events.find((e) => e.type === 'agent.tool_result')!.content)).toContain('on dev');
   });
 
   it('keeps an output too long for the model whole, outside the log', async () => {
