@@ -109,4 +109,24 @@ describe('the brain loop', () => {
     const readBack = events.filter((e) => e.type === 'agent.tool_result')[2]!;
     expect(textOf(readBack)).toContain('"type":"agent.tool_result"');
   });
+
+  it('hands a custom tool call to the client (requires_action) and continues with its result', async () => {
+    t = await startBrainHost([
+      { blocks: [{ type: 'tool_use', name: 'lookup_weather', input: { city: 'Oslo' } }] },
+      { blocks: [{ type: 'text', text: 'It is snowing in Oslo.' }] },
+    ]);
+    const id = t.newSession('weather in Oslo?', {
+      tools: [{ type: 'custom', name: 'lookup_weather', description: 'Weather now', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+    });
+    let events = await t.settled(id);
+    const call = events.find((e) => e.type === 'agent.custom_tool_use')!;
+    expect(call).toMatchObject({ name: 'lookup_weather', input: { city: 'Oslo' } });
+    expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'requires_action', event_ids: [call.id] } });
+    expect(t.model.requests[0]!.body.tools.map((x: { name: string }) => x.name)).toContain('lookup_weather');
+    t.host.log.emitEvent(id, { type: 'user.custom_tool_result', custom_tool_use_id: call.id, content: [{ type: 'text', text: 'snow, -3 C' }] });
+    events = await t.settled(id);
+    expect(textOf(events.filter((e) => e.type === 'agent.message').at(-1))).toBe('It is snowing in Oslo.');
+    const second = t.model.requests[1]!.body;
+    expect(second.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', tool_use_id: call.id });
+  });
 });
