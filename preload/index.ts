@@ -95,6 +95,7 @@ const api: CorralApi = {
   sendMessage: (input) => call('sendMessage', input),
   watchSessions: (input, onItem, onError) => watch('watchSessions', input, onItem, onError),
   watchEvents: (input, onItem, onError) => watch('watchEvents', input, onItem, onError),
+  watchLiveText: (input, onItem, onError) => watch('watchLiveText', input, onItem, onError),
 };
 
 contextBridge.exposeInMainWorld('corral', api);

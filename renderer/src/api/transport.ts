@@ -34,6 +34,7 @@ export function ipcTransport(bridge: CorralApi): Transport {
     sendMessage: wrap(bridge.sendMessage),
     watchSessions: (input, onItem, onError) => bridge.watchSessions(input, onItem, onError),
     watchEvents: (input, onItem, onError) => bridge.watchEvents(input, onItem, onError),
+    watchLiveText: (input, onItem, onError) => bridge.watchLiveText(input, onItem, onError),
   };
   return {
     kind: 'ipc',

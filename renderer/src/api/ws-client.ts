@@ -1,4 +1,4 @@
-import type { CorralApi, UiCallOutputs, UiError, UiEvent, UiInput, UiStreamItems } from '../../../main/api/contract';
+import type { CorralApi, LiveTextItem, UiCallOutputs, UiError, UiEvent, UiInput, UiStreamItems } from '../../../main/api/contract';
 import type { UiCallName, UiStreamName } from '../../../main/api/ui-methods';
 import { ClientError, fromUiError } from './errors';
 import type { ConnectionStatus, Transport } from './transport';
@@ -6,7 +6,9 @@ import type { ConnectionStatus, Transport } from './transport';
 /**
  * The renderer's API over the headless server's WebSocket (`/ui/ws`, authorised by the cookie
  * `corral serve` set). Calls made while disconnected wait for the socket; streams survive a
- * reconnect (watchEvents resumes after the last seq it delivered, so nothing is lost or doubled).
+ * reconnect (watchEvents resumes after the last seq it delivered, so nothing is lost or doubled;
+ * watchLiveText starts again from the next event begun, since live text sent while the line was
+ * down is gone: the finished event comes from the log).
  */
 
 /** Close code the server uses for a page that is not authorised. */
@@ -35,12 +37,33 @@ interface Watch {
   wireId?: number;
   /** Position of the last item delivered, for streams that can resume. */
   last?: number;
+  /** Live text: ids of the events whose start this socket delivered (deltas of others are dropped). */
+  started?: Set<string>;
 }
 
 /** Streams that can resume: where an item sits, and the input that continues after it. */
 const resumable: Partial<Record<UiStreamName, { position(item: unknown): number; after(input: Record<string, unknown>, last: number): Record<string, unknown> }>> = {
   watchEvents: { position: (item) => (item as UiEvent).seq, after: (input, last) => ({ ...input, after: last }) },
 };
+
+/** Ids of live events remembered per watch; older ones are long finished. */
+const MAX_STARTED = 256;
+
+/**
+ * Whether a live-text item may be delivered. After a reconnect the text of an event begun
+ * before it has a gap, so its deltas are dropped; the row keeps what it had until the log
+ * delivers the event.
+ */
+function admitLiveText(w: Watch, item: LiveTextItem): boolean {
+  const started = (w.started ??= new Set());
+  if (item?.type === 'event_start') {
+    if (typeof item.event?.id !== 'string') return false;
+    started.add(item.event.id);
+    if (started.size > MAX_STARTED) started.delete(started.values().next().value!);
+    return true;
+  }
+  return item?.type === 'event_delta' && started.has(item.event_id);
+}
 
 export interface WsClientOptions {
   url: string;
@@ -64,6 +87,7 @@ export function createWsTransport(opts: WsClientOptions): Transport {
   function sendWatch(w: Watch) {
     const id = nextId++;
     w.wireId = id;
+    w.started = undefined;
     byWireId.set(id, w);
     const resume = resumable[w.stream];
     const input = resume && w.last !== undefined ? resume.after(w.input, w.last) : w.input;
@@ -130,6 +154,7 @@ export function createWsTransport(opts: WsClientOptions): Transport {
         if (w.last !== undefined && pos <= w.last) return;
         w.last = pos;
       }
+      if (w.stream === 'watchLiveText' && !admitLiveText(w, msg.item as LiveTextItem)) return;
       try {
         w.onItem(msg.item);
       } catch (err) {
@@ -191,6 +216,7 @@ export function createWsTransport(opts: WsClientOptions): Transport {
     sendMessage: (input) => call('sendMessage', input),
     watchSessions: (input, onItem, onError) => watch('watchSessions', input, onItem, onError),
     watchEvents: (input, onItem, onError) => watch('watchEvents', input, onItem, onError),
+    watchLiveText: (input, onItem, onError) => watch('watchLiveText', input, onItem, onError),
   };
 
   connect();
