@@ -1,45 +1,110 @@
 import type { UiEvent } from '../../../main/api/contract';
+import { duration, str, textOf, toolCall } from './tool-call';
 
 const MAX = 300;
 
-/** One line saying what an event holds: its text, the tool and input, the error, the reason. */
-export function summarise(event: UiEvent): string {
-  return oneLine(describe(event));
+/** One line saying what an event holds, with an optional badge and tone for the row. */
+export interface Summary {
+  text: string;
+  /** A short tag after the text (`exit 1`, `terminal`). */
+  badge?: { text: string; tone: 'ok' | 'error' | 'neutral' };
+  /** Muted words after the text (a duration, how many more lines). */
+  note?: string;
+  /** The row reads as a failure. */
+  tone?: 'error';
 }
 
-function describe(e: UiEvent): string {
-  const text = textOf(e.content);
-  if (typeof e.name === 'string' && 'input' in e) return `${e.name} ${compact(e.input)}`;
-  if (e.is_error === true) return `error: ${text}`;
-  if (text) return text;
-  const error = e.error as { type?: unknown; message?: unknown } | undefined;
-  if (error && typeof error === 'object') return [error.type, error.message].filter((x) => typeof x === 'string').join(': ');
-  const stop = e.stop_reason as { type?: unknown } | null | undefined;
-  if (stop && typeof stop.type === 'string') return stop.type;
-  if (typeof e.title === 'string') return e.title;
-  return '';
+type Describe = (e: UiEvent) => Summary;
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const count = (n: number | undefined) => (n === undefined ? '?' : n.toLocaleString('en-US'));
+const hand = (e: UiEvent) => `Hand ${str(e.hand) ?? '?'}`;
+const session = (v: unknown) => str(v) ?? 'another session';
+
+const DESCRIBERS: Record<string, Describe> = {
+  'agent.tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
+  'agent.custom_tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
+  'agent.mcp_tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
+  'agent.tool_result': toolResult,
+  'agent.thinking': (e) => ({ text: e.redacted === true ? '(redacted thinking)' : (str(e.thinking) ?? '') }),
+  'hand.provisioning': (e) => ({ text: `${hand(e)}: provisioning${str(e.kind) ? ` (${str(e.kind)})` : ''}…` }),
+  'hand.ready': (e) => ({
+    text: [`${hand(e)} ready${num(e.duration_ms) === undefined ? '' : ` in ${duration(num(e.duration_ms)!)}`}`, str(e.kind), str(e.description)].filter(Boolean).join(' · '),
+  }),
+  'hand.lost': (e) => ({ text: `${hand(e)} lost: ${str(e.reason) ?? 'no reason given'}`, tone: 'error' }),
+  'hand.attached': (e) => ({ text: `${hand(e)} attached${str(e.environment_id) ? ` (environment ${str(e.environment_id)})` : ''}` }),
+  'hand.released': (e) => ({ text: `${hand(e)} released` }),
+  'hand.handed_over': (e) => ({
+    text: `${hand(e)} handed over to ${session(e.to_session_id)}${str(e.to_hand) && e.to_hand !== e.hand ? ` as ${str(e.to_hand)}` : ''}`,
+  }),
+  'hand.received': (e) => ({
+    text: `${hand(e)} received from ${session(e.from_session_id)}${str(e.from_hand) && e.from_hand !== e.hand ? ` (was ${str(e.from_hand)})` : ''}`,
+  }),
+  'session.error': sessionError,
+  'session.status_rescheduled': (e) => ({
+    text: `retry ${num(e.attempt) ?? '?'}${num(e.retry_in_ms) === undefined ? '' : ` in ${duration(num(e.retry_in_ms)!)}`}${str(e.error_type) ? ` after ${str(e.error_type)}` : ''}`,
+  }),
+  'span.model_request_start': (e) => ({
+    text: num(e.context_seq) === undefined ? '' : `context up to #${num(e.context_seq)}`,
+    note: Array.isArray(e.elided_seqs) && e.elided_seqs.length ? `${e.elided_seqs.length} elided` : undefined,
+  }),
+  'span.model_request_end': modelRequestEnd,
+};
+
+/** What an event holds, as one line plus decorations. */
+export function summarise(event: UiEvent): Summary {
+  const describe = DESCRIBERS[event.type] ?? fallback;
+  const s = describe(event);
+  return { ...s, text: oneLine(s.text) };
 }
 
-/** The text of a content array (text blocks joined; other blocks named in brackets). */
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((block: unknown) => {
-      const b = block as { type?: unknown; text?: unknown } | null;
-      if (typeof b?.text === 'string') return b.text;
-      return typeof b?.type === 'string' ? `[${b.type}]` : '';
-    })
-    .filter(Boolean)
-    .join(' ');
+function toolResult(e: UiEvent): Summary {
+  const details = (e.details ?? {}) as { exit_code?: unknown; duration_ms?: unknown };
+  const exit = num(details.exit_code);
+  const ms = num(details.duration_ms);
+  const lines = textOf(e.content).replace(/\s+$/, '').split('\n');
+  // The badge says it: drop the `[exit code N]` line a command's output ends with.
+  if (exit !== undefined && lines[lines.length - 1] === `[exit code ${exit}]`) lines.pop();
+  const start = lines.findIndex((l) => l.trim() !== '');
+  const first = start < 0 ? '' : lines[start]!;
+  const more = start < 0 ? 0 : lines.length - start - 1;
+  const notes = [more > 0 ? `+${more} line${more === 1 ? '' : 's'}` : '', ms === undefined ? '' : duration(ms)].filter(Boolean);
+  return {
+    text: first || '(no output)',
+    badge: exit === undefined ? undefined : { text: `exit ${exit}`, tone: exit === 0 ? 'ok' : 'error' },
+    note: notes.length ? notes.join(' · ') : undefined,
+    tone: e.is_error === true ? 'error' : undefined,
+  };
 }
 
-function compact(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '';
+function sessionError(e: UiEvent): Summary {
+  const error = (e.error ?? {}) as { type?: unknown; message?: unknown; retry_status?: { type?: unknown } };
+  const text = [str(error.type), str(error.message)].filter(Boolean).join(': ') || 'error';
+  const retry = str(error.retry_status?.type);
+  return { text, tone: 'error', badge: retry ? { text: retry, tone: 'error' } : undefined };
+}
+
+function modelRequestEnd(e: UiEvent): Summary {
+  const usage = (e.model_usage ?? {}) as Record<string, unknown>;
+  const tokens = `in ${count(num(usage.input_tokens))} · out ${count(num(usage.output_tokens))} · cache read ${count(num(usage.cache_read_input_tokens))}`;
+  if (e.is_error === true) {
+    const error = (e.error ?? {}) as { type?: unknown; message?: unknown };
+    const why = [str(error.type), str(error.message)].filter(Boolean).join(': ');
+    return { text: `failed${why ? `: ${why}` : ''}`, note: tokens, tone: 'error' };
   }
+  return { text: tokens, note: str(e.stop_reason) && `stop: ${str(e.stop_reason)}` };
+}
+
+function fallback(e: UiEvent): Summary {
+  const text = textOf(e.content);
+  if (text) return { text, tone: e.is_error === true ? 'error' : undefined };
+  if (typeof e.name === 'string' && 'input' in e) return { text: toolCall(e.name, e.input) };
+  const error = e.error as { type?: unknown; message?: unknown } | undefined;
+  if (error && typeof error === 'object') return { text: [str(error.type), str(error.message)].filter(Boolean).join(': '), tone: 'error' };
+  const stop = e.stop_reason as { type?: unknown } | null | undefined;
+  if (stop && typeof stop.type === 'string') return { text: stop.type };
+  if (typeof e.title === 'string') return { text: e.title };
+  return { text: '' };
 }
 
 function oneLine(s: string): string {
