@@ -1,25 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
-import { expect, test, type Page } from '@playwright/test';
-
-const baseURL = process.env.E2E_BASE_URL!;
-const apiKey = process.env.E2E_API_KEY!;
-const client = new Anthropic({ apiKey, baseURL, maxRetries: 0 });
-const link = `${baseURL}/?token=${encodeURIComponent(apiKey)}`;
-
-async function newSession(title: string, first = 'first message') {
-  const agent = await client.beta.agents.create({ name: 'e2e-agent', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] });
-  const env = await client.beta.environments.create({ name: 'e2e-env', config: { type: 'local' } as never });
-  return client.beta.sessions.create({
-    agent: agent.id,
-    environment_id: env.id,
-    title,
-    initial_events: [{ type: 'user.message', content: [{ type: 'text', text: first }] }],
-  });
-}
-
-const rowsOf = (page: Page, type: string) => page.locator(`[data-testid="event-row"][data-type="${type}"]`);
+import { expect, test } from '@playwright/test';
+import { apiKey, baseURL, client, link, newSession, rowsOf } from './helpers';
 
 test('the printed link authorises the page and drops the key from the address bar', async ({ page }) => {
   await page.goto(link);
@@ -87,6 +69,18 @@ test('"create hello.txt and show me it": tool calls and the answer stream into t
   await expect(rowsOf(page, 'agent.tool_use')).toHaveCount(2);
   await expect(rowsOf(page, 'agent.tool_result')).toHaveCount(2);
   await expect(rowsOf(page, 'agent.message').last()).toContainText('hello from corral');
+
+  // The rows read as what happened: the calls with their key arguments, the output's first
+  // line with its exit badge, and the hand made ready for the first call.
+  const summary = (type: string, n: number) => rowsOf(page, type).nth(n).getByTestId('event-summary');
+  await expect(summary('agent.tool_use', 0)).toHaveText('write(hello.txt)');
+  await expect(summary('agent.tool_use', 1)).toHaveText('bash(cat hello.txt)');
+  await expect(rowsOf(page, 'agent.tool_result').nth(1).getByTestId('event-badge')).toHaveText('exit 0');
+  await expect(summary('agent.tool_result', 1)).toContainText(/^hello from corral/);
+  await expect(rowsOf(page, 'agent.tool_result').nth(1)).not.toHaveClass(/failed/);
+  await expect(rowsOf(page, 'hand.provisioning')).toHaveCount(1);
+  await expect(summary('hand.ready', 0)).toHaveText(/^Hand main ready in \d+(\.\d)? m?s · local · this machine, folder \S+$/);
+  await expect(summary('span.model_request_end', 0)).toContainText(/^in [\d,]+ · out \d+ · cache read \d+/);
   const file = path.join(process.env.E2E_DATA!, 'work', session.id, 'hello.txt');
   expect(fs.readFileSync(file, 'utf8')).toBe('hello from corral\n');
 });

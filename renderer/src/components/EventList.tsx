@@ -1,26 +1,32 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useLayoutEffect, useRef, useState, type KeyboardEvent, type WheelEvent } from 'react';
 import type { UiEvent } from '../../../main/api/contract';
+import type { LiveText } from '../state/timeline';
 import { EventRow, ROW_HEIGHT } from './EventRow';
+import { LiveTextRow } from './LiveTextRow';
 
 interface Props {
   events: readonly UiEvent[];
+  /** Events being written now: rows after the logged ones, until each is logged. */
+  live: readonly LiveText[];
   selectedSeq: number | null;
   onSelect(seq: number): void;
 }
 
 /**
- * The event timeline: virtualised fixed-height rows. Follows the tail while the view is at the
- * bottom; scrolling up stops following, scrolling back down (or the button) resumes it.
+ * The event timeline: virtualised fixed-height rows, the live text at the tail. Follows the tail
+ * while the view is at the bottom; scrolling up stops following, scrolling back down (or the
+ * button) resumes it.
  */
-export function EventList({ events, selectedSeq, onSelect }: Props) {
+export function EventList({ events, live, selectedSeq, onSelect }: Props) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
+  const count = events.length + live.length;
   const virtualizer = useVirtualizer({
-    count: events.length,
+    count,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT,
-    getItemKey: (index) => events[index]?.seq ?? index,
+    getItemKey: (index) => events[index]?.seq ?? `live:${live[index - events.length]?.id ?? index}`,
     overscan: 16,
   });
 
@@ -32,7 +38,7 @@ export function EventList({ events, selectedSeq, onSelect }: Props) {
   // New events while following: stay at the bottom. Runs after the list's height has grown.
   useLayoutEffect(() => {
     if (follow) toBottom();
-  }, [events.length, follow, toBottom]);
+  }, [count, follow, toBottom]);
 
   // Scroll events arrive a frame late, when more rows may already have made the list taller,
   // so "not at the bottom" alone does not mean the user left it: only a move up does.
@@ -71,7 +77,9 @@ export function EventList({ events, selectedSeq, onSelect }: Props) {
         <div className="event-list-inner" style={{ height: virtualizer.getTotalSize() }}>
           {virtualizer.getVirtualItems().map((item) => {
             const event = events[item.index];
-            return event ? <EventRow key={item.key} event={event} top={item.start} selected={event.seq === selectedSeq} onSelect={onSelect} /> : null;
+            if (event) return <EventRow key={item.key} event={event} top={item.start} selected={event.seq === selectedSeq} onSelect={onSelect} />;
+            const text = live[item.index - events.length];
+            return text ? <LiveTextRow key={item.key} live={text} top={item.start} /> : null;
           })}
         </div>
       </div>

@@ -45,14 +45,15 @@ function SessionHeader({ sessionId, session }: { sessionId: string; session: Ses
 
 function Timeline({ events, onRetry }: { events: SessionEvents; onRetry(): void }) {
   const list = useStore(events.store, (s) => s.events);
+  const live = useStore(events.store, (s) => s.live);
   const error = useStore(events.store, (s) => s.error);
   const [selectedSeq, setSelectedSeq] = useState<number | null>(null);
   const selected = selectedSeq === null ? undefined : findBySeq(list, selectedSeq);
   return (
     <>
       {error && <ErrorNote error={error} onRetry={onRetry} />}
-      {!error && list.length === 0 && <p className="empty">No events yet.</p>}
-      <EventList events={list} selectedSeq={selectedSeq} onSelect={(seq) => setSelectedSeq(seq === selectedSeq ? null : seq)} />
+      {!error && list.length === 0 && live.length === 0 && <p className="empty">No events yet.</p>}
+      <EventList events={list} live={live} selectedSeq={selectedSeq} onSelect={(seq) => setSelectedSeq(seq === selectedSeq ? null : seq)} />
       {selected && <Inspector event={selected} onClose={() => setSelectedSeq(null)} />}
     </>
   );

@@ -1,11 +1,14 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { CorralApi, UiEvent } from '../../../main/api/contract';
 import { toClientError, type ClientError } from '../api/errors';
+import { applyIncoming, newMemory, type Incoming, type Timeline } from './timeline';
 
-/** One session's events, kept live by watchEvents: ascending by seq, each seq once. */
-export interface EventsState {
+/**
+ * One session's events, kept live by watchEvents (ascending by seq, each seq once), and the
+ * live text of events being written, kept by watchLiveText until their logged event arrives.
+ */
+export interface EventsState extends Timeline {
   sessionId: string;
-  events: readonly UiEvent[];
   error: ClientError | null;
 }
 
@@ -23,7 +26,7 @@ interface Entry {
   disposeTimer?: ReturnType<typeof setTimeout>;
 }
 
-/** Items arriving within this many ms are applied together (one new array, one render). */
+/** Items arriving within this many ms are applied together (one new state, one render). */
 const BATCH_MS = 16;
 /** A store nobody holds is kept this long, so switching back to a session is instant. */
 const KEEP_MS = 30_000;
@@ -31,39 +34,37 @@ const KEEP_MS = 30_000;
 const registry = new Map<string, Entry>();
 
 function open(api: CorralApi, sessionId: string): Entry {
-  const store = createStore<EventsState>(() => ({ sessionId, events: [], error: null }));
-  const seen = new Set<number>();
-  let buffer: UiEvent[] = [];
+  const store = createStore<EventsState>(() => ({ sessionId, events: [], live: [], error: null }));
+  const memory = newMemory();
+  let buffer: Incoming[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
-    const fresh: UiEvent[] = [];
-    for (const e of buffer) {
-      if (typeof e?.seq !== 'number' || seen.has(e.seq)) continue;
-      seen.add(e.seq);
-      fresh.push(e);
-    }
+    const batch = buffer;
     buffer = [];
-    if (fresh.length === 0) return;
-    fresh.sort((a, b) => a.seq - b.seq);
-    const current = store.getState().events;
-    const last = current.length ? current[current.length - 1]!.seq : -Infinity;
-    const events = fresh[0]!.seq > last ? current.concat(fresh) : [...current, ...fresh].sort((a, b) => a.seq - b.seq);
-    store.setState({ events });
+    const next = applyIncoming(store.getState(), batch, memory);
+    if (next) store.setState(next);
+  };
+  const push = (item: Incoming) => {
+    buffer.push(item);
+    timer ??= setTimeout(flush, BATCH_MS);
   };
 
-  const stop = api.watchEvents(
+  const stopEvents = api.watchEvents(
     { sessionId },
-    (event) => {
-      buffer.push(event);
-      timer ??= setTimeout(flush, BATCH_MS);
-    },
+    (event) => push({ event }),
     (error) => store.setState({ error: toClientError(error) }),
   );
+  // Live text is only a preview: if it cannot be had, the log still shows everything.
+  const stopLive = api.watchLiveText(
+    { sessionId },
+    (live) => push({ live }),
+    (error) => console.warn(`corral: no live text for ${sessionId}: ${error.message}`),
+  );
   const add = (events: readonly UiEvent[]) => {
-    buffer.push(...events);
+    buffer.push(...events.map((event) => ({ event })));
     flush();
   };
   return {
@@ -71,7 +72,8 @@ function open(api: CorralApi, sessionId: string): Entry {
     refs: 0,
     stop: () => {
       clearTimeout(timer);
-      stop();
+      stopEvents();
+      stopLive();
     },
   };
 }
