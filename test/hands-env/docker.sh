@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# A private Docker Engine and a tiny busybox image for the docker hand's tests, run as root.
+#
+#   start   idempotent: start a private dockerd on unix:///tmp/corral-hands/docker/docker.sock if it
+#           is not running (no bridge, no iptables: containers get no network but their own), wait
+#           for its API, build the image corral-test/busybox:latest once (bin/busybox from
+#           busybox-static and its applet links, etc/passwd, tmp/ 1777, imported from a tarball:
+#           no registry is needed), then write /tmp/corral-hands/docker.env and print it:
+#             export CORRAL_TEST_DOCKER_HOST=unix:///tmp/corral-hands/docker/docker.sock
+#             export CORRAL_TEST_DOCKER_IMAGE=corral-test/busybox:latest
+#           About 1 s the first time, 0.1 s when already up.
+#   stop    stop that dockerd (its containers stop with it).
+#   env     print the env file.
+#
+# Packages: docker.io busybox-static (installed here when dockerd or busybox is missing).
+# Logs: /tmp/corral-hands/docker/dockerd.log.
+set -euo pipefail
+
+BASE=/tmp/corral-hands
+D=$BASE/docker
+SOCK=$D/docker.sock
+HOST=unix://$SOCK
+IMAGE=corral-test/busybox:latest
+ENV_FILE=$BASE/docker.env
+PIDFILE=$D/dockerd.pid
+LOG=$D/dockerd.log
+
+# The client from docker.io; any docker CLI negotiates the API version with the engine.
+DOCKER_BIN=$(command -v docker || true)
+[ -x /usr/bin/docker ] && DOCKER_BIN=/usr/bin/docker
+docker_() { "$DOCKER_BIN" -H "$HOST" "$@"; }
+
+die() { echo "docker.sh: $*" >&2; exit 1; }
+
+need() {
+  [ "$(id -u)" = 0 ] || die "must run as root (dockerd needs it)"
+  if ! command -v dockerd >/dev/null || ! [ -x /bin/busybox ] || [ -z "$DOCKER_BIN" ]; then
+    echo "docker.sh: installing docker.io busybox-static" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -o DPkg::Lock::Timeout=600 docker.io busybox-static >/dev/null ||
+      { apt-get update >/dev/null && apt-get install -y -o DPkg::Lock::Timeout=600 docker.io busybox-static >/dev/null; } ||
+      die "cannot install docker.io busybox-static"
+    DOCKER_BIN=$(command -v docker || true)
+    [ -x /usr/bin/docker ] && DOCKER_BIN=/usr/bin/docker
+  fi
+  command -v dockerd >/dev/null || die "dockerd not found: apt-get install -y docker.io busybox-static"
+  [ -n "$DOCKER_BIN" ] || die "docker CLI not found: apt-get install -y docker.io"
+}
+
+running() {
+  [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null
+}
+
+api_up() {
+  docker_ version --format '{{.Server.APIVersion}}' >/dev/null 2>&1
+}
+
+start_engine() {
+  if running && api_up; then return 0; fi
+  if running; then
+    # Started but not answering: give it a moment, as another caller may have just started it.
+    for _ in $(seq 1 100); do api_up && return 0; sleep 0.1; done
+    die "dockerd (pid $(cat "$PIDFILE")) runs but its API does not answer; see $LOG"
+  fi
+  mkdir -p "$D/root" "$D/exec"
+  rm -f "$SOCK"
+  # setsid: the daemon outlives the shell (and the test runner) that started it.
+  setsid dockerd \
+    --data-root "$D/root" --exec-root "$D/exec" -H "$HOST" \
+    --pidfile "$PIDFILE" \
+    --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
+    >"$LOG" 2>&1 </dev/null 9>&- &
+  for _ in $(seq 1 300); do
+    api_up && return 0
+    if ! kill -0 $! 2>/dev/null; then tail -n 20 "$LOG" >&2; die "dockerd exited; see $LOG"; fi
+    sleep 0.1
+  done
+  tail -n 20 "$LOG" >&2
+  die "dockerd API did not answer within 30 s; see $LOG"
+}
+
+build_image() {
+  if docker_ image inspect "$IMAGE" >/dev/null 2>&1; then return 0; fi
+  local bb
+  bb=$(command -v busybox || true)
+  [ -x /bin/busybox ] && bb=/bin/busybox
+  [ -n "$bb" ] || die "busybox not found: apt-get install -y busybox-static"
+  # ldd fails on a static binary; Debian's plain `busybox` package is dynamic and useless in an empty image.
+  if ldd "$bb" >/dev/null 2>&1; then die "$bb is not statically linked: apt-get install -y busybox-static"; fi
+  local dir
+  dir=$(mktemp -d "$BASE/rootfs.XXXXXX")
+  mkdir -p "$dir/bin" "$dir/etc" "$dir/tmp" "$dir/root" "$dir/work" "$dir/proc" "$dir/sys" "$dir/dev"
+  chmod 1777 "$dir/tmp"
+  cp "$bb" "$dir/bin/busybox"
+  local applet
+  for applet in $("$bb" --list); do
+    [ "$applet" = busybox ] || ln -sf busybox "$dir/bin/$applet"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$dir/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/etc/group"
+  if ! tar -C "$dir" -c . | docker_ import -c 'ENV PATH=/bin' - "$IMAGE" >/dev/null; then
+    rm -rf "$dir"
+    die "docker import of $IMAGE failed"
+  fi
+  rm -rf "$dir"
+}
+
+write_env() {
+  mkdir -p "$BASE"
+  printf 'export CORRAL_TEST_DOCKER_HOST=%s\nexport CORRAL_TEST_DOCKER_IMAGE=%s\n' "$HOST" "$IMAGE" >"$ENV_FILE.tmp"
+  mv "$ENV_FILE.tmp" "$ENV_FILE"
+  cat "$ENV_FILE"
+}
+
+stop_engine() {
+  if running; then
+    local pid
+    pid=$(cat "$PIDFILE")
+    kill "$pid"
+    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    # dockerd leaves its network namespace mount behind; unmount what is left under $D.
+    awk -v d="$D/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+    echo "dockerd stopped"
+  else
+    echo "dockerd not running"
+  fi
+  rm -f "$ENV_FILE"
+}
+
+case "${1:-}" in
+  start)
+    need
+    mkdir -p "$D"
+    # One starter at a time (several test files may call this together).
+    exec 9>"$D/.lock"
+    flock -w 120 9 || die "could not take $D/.lock"
+    start_engine
+    build_image
+    write_env
+    ;;
+  stop)
+    mkdir -p "$D"
+    exec 9>"$D/.lock"
+    flock -w 120 9 || die "could not take $D/.lock"
+    stop_engine
+    ;;
+  env)
+    [ -f "$ENV_FILE" ] || die "no $ENV_FILE: run '$0 start' first"
+    cat "$ENV_FILE"
+    ;;
+  *)
+    echo "usage: $0 start|stop|env" >&2
+    exit 2
+    ;;
+esac
