@@ -1,0 +1,111 @@
+/**
+ * Provisioning: a fresh container from the config's image (which must already be on the
+ * engine: no registry may be reachable, so nothing is pulled), started with a long-running
+ * init, with the work folder made inside. A failure removes whatever was created.
+ */
+import crypto from 'node:crypto';
+import type Docker from 'dockerode';
+import { describeConnectError } from './engine';
+import { startExec } from './exec';
+import { DockerConfigError, type DockerConfig, type HostLimits, workDirOf } from './config';
+
+/** Raised when the image is not on the engine. */
+export class DockerImageError extends Error {}
+
+/** Raised when the engine refuses or cannot start the container. */
+export class DockerProvisionError extends Error {}
+
+/**
+ * PID 1 of every hand: waits forever, exits at once on TERM (so a stop is quick), and reaps
+ * orphans (a shell waiting for its child collects any child of its own, unlike `sleep infinity`,
+ * under which killed commands would stay zombies).
+ */
+const INIT = ['/bin/sh', '-c', 'trap "exit 0" TERM INT HUP; while :; do sleep 3600 & wait $!; done'];
+
+const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
+/** The engine's own words from a dockerode error (`(HTTP code 400) bad parameter - <words>`). */
+const engineWords = (err: unknown) => {
+  const json = (err as { json?: { message?: string } }).json;
+  return (json?.message ?? describeConnectError(err)).trim();
+};
+
+/** `work`, or a rejection when `signal` aborts or `ms` pass first (for calls dockerode cannot abort). */
+function withDeadline<T>(work: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
+  const sig = signal ? AbortSignal.any([signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(sig.reason);
+    if (sig.aborted) return stop();
+    sig.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => sig.removeEventListener('abort', stop));
+  });
+}
+
+/** A container name people can recognise: `corral-<label>-<random>`. */
+export function containerName(label: string): string {
+  const base = label.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 40).replace(/[-_.]+$/, '');
+  return `corral-${base ? `${base}-` : ''}${crypto.randomBytes(4).toString('hex')}`;
+}
+
+export async function provisionContainer(
+  docker: Docker,
+  endpoint: string,
+  config: DockerConfig,
+  limits: HostLimits,
+  label: string,
+  signal?: AbortSignal,
+): Promise<Docker.Container> {
+  const image = config.image;
+  try {
+    await withDeadline(docker.getImage(image).inspect(), 30_000, signal);
+  } catch (err) {
+    signal?.throwIfAborted();
+    if (statusOf(err) === 404) {
+      throw new DockerImageError(
+        `The image '${image}' is not on the Docker engine at ${endpoint}. Corral does not pull images: pull or build it on that engine first (docker pull ${image}).`,
+      );
+    }
+    throw new DockerProvisionError(`Cannot look up the image '${image}' on the Docker engine at ${endpoint}: ${engineWords(err)}`);
+  }
+
+  let container: Docker.Container;
+  try {
+    container = await docker.createContainer({
+      name: containerName(label),
+      Image: image,
+      Entrypoint: INIT.slice(0, 1),
+      Cmd: INIT.slice(1),
+      Labels: { 'corral.hand': '1', 'corral.label': label },
+      Tty: false,
+      OpenStdin: false,
+      HostConfig: { ...limits, AutoRemove: false },
+      // No abortSignal: an aborted request may still create the container, unseen. Aborts are
+      // honoured between steps, where what exists is known and removed.
+    } as Docker.ContainerCreateOptions);
+  } catch (err) {
+    signal?.throwIfAborted();
+    const words = engineWords(err);
+    if (/memory|cpu|nanocpu/i.test(words)) throw new DockerConfigError(`The Docker engine refused the limits (memory_mb ${config.memory_mb ?? 'unset'}, cpus ${config.cpus ?? 'unset'}): ${words}`);
+    throw new DockerProvisionError(`The Docker engine at ${endpoint} refused to create a container from '${image}': ${words}`);
+  }
+
+  const discard = () => container.remove({ force: true, v: true, abortSignal: AbortSignal.timeout(10_000) }).catch(() => {});
+  try {
+    signal?.throwIfAborted();
+    await container.start();
+    signal?.throwIfAborted();
+    const workDir = workDirOf(config);
+    const err: Buffer[] = [];
+    const made = await startExec(docker, container, ['/bin/sh', '-c', 'mkdir -p "$1"', 'sh', workDir], { onStdout: (c) => err.push(c), onStderr: (c) => err.push(c) }).done;
+    signal?.throwIfAborted();
+    if (made.error) throw made.error;
+    if (made.exitCode !== 0) throw new DockerProvisionError(`Cannot make the work folder ${workDir} in the container: ${Buffer.concat(err).toString('utf8').trim() || `exit code ${made.exitCode}`}`);
+    return container;
+  } catch (err) {
+    await discard();
+    if (signal?.aborted) throw signal.reason ?? err;
+    if (err instanceof DockerProvisionError) throw err;
+    const words = engineWords(err);
+    if (/memory|cpu/i.test(words)) throw new DockerConfigError(`The container could not start with the limits asked (memory_mb ${config.memory_mb ?? 'unset'}, cpus ${config.cpus ?? 'unset'}): ${words}`);
+    throw new DockerProvisionError(`The container from '${image}' did not start: ${words}${/sh.*(not found|no such file)/i.test(words) ? ' (Corral needs an image with /bin/sh)' : ''}`);
+  }
+}
