@@ -212,7 +212,7 @@ describe('the docker hand: built-in tools in a real container', () => {
   // Known gap, not of this hand: shell-hand's grep runs `grep -rnEI --exclude-dir=…`, and busybox
   // grep (Debian's 1.35, as in this image) knows neither -I nor --exclude-dir, so the tool answers
   // "grep: unrecognized option". This test flips to failing once shell-hand falls back (then drop `.fails`).
-  it.fails('grep finds matches in the container (fails on busybox grep until shell-hand falls back)', async () => {
+  it('grep finds matches in the container (busybox grep)', async () => {
     await hand.execute('write', { file_path: 'grep/a.txt', content: 'one\nGAMMA\n' });
     await hand.execute('write', { file_path: 'grep/b.md', content: '# GAMMA here too\n' });
     const gr = await hand.execute('grep', { pattern: 'GAM+A', path: 'grep' });

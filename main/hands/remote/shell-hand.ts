@@ -145,11 +145,17 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
   async function grep(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
     const pattern = reqString(input, 'pattern', 'grep');
     const root = resolve(optString(input, 'path', 'grep') ?? '.');
-    const cmd = `grep -rnEI --exclude-dir=.git --exclude-dir=node_modules -e ${shq(pattern)} ${shq(root)} 2>&1 | head -n ${MAX_GREP_LINES + 1}`;
+    // find + xargs grep works with GNU and busybox alike (busybox grep has no -I or
+    // --exclude-dir); /dev/null makes grep print file names even for a single file.
+    const cmd =
+      `find ${shq(root)} \\( -name .git -o -name node_modules \\) -prune -o -type f -print0 2>/dev/null` +
+      ` | xargs -0 grep -nE -e ${shq(pattern)} /dev/null 2>&1 | head -n ${MAX_GREP_LINES + 50}`;
     const res = await capture(cmd, o.signal);
     if (res.lost) return lostOutcome(res.lost);
-    const lines = res.out.split('\n').filter(Boolean);
-    if (lines.length === 1 && /^grep: /.test(lines[0]!)) return errorOutcome(lines[0]!);
+    // Binary files are skipped, whatever wording this grep uses to say it.
+    const lines = res.out.split('\n').filter((l) => l && !/^Binary file .* matches$|^grep: .*: binary file matches$/.test(l));
+    const failure = lines.find((l) => /^(grep|xargs): /.test(l));
+    if (failure && lines.every((l) => /^(grep|xargs): /.test(l))) return errorOutcome(failure);
     if (lines.length === 0) return { content: `No matches for /${pattern}/ under ${root}.`, isError: false, details: { matches: 0 } };
     const shown = lines.slice(0, MAX_GREP_LINES).map((l) => (l.startsWith(workDir + '/') ? l.slice(workDir.length + 1) : l));
     const more = lines.length > MAX_GREP_LINES ? `\n[more than ${MAX_GREP_LINES} matching lines; narrow the pattern or the path]` : '';
