@@ -209,9 +209,8 @@ describe('the docker hand: built-in tools in a real container', () => {
     expect(dir).toMatchObject({ isError: true, details: { code: 'EISDIR' } });
   });
 
-  // Known gap, not of this hand: shell-hand's grep runs `grep -rnEI --exclude-dir=…`, and busybox
-  // grep (Debian's 1.35, as in this image) knows neither -I nor --exclude-dir, so the tool answers
-  // "grep: unrecognized option". This test flips to failing once shell-hand falls back (then drop `.fails`).
+  // busybox grep (Debian's 1.35, as in this image) knows neither -I nor --exclude-dir: the
+  // shell hand's grep must not rely on them.
   it('grep finds matches in the container (busybox grep)', async () => {
     await hand.execute('write', { file_path: 'grep/a.txt', content: 'one\nGAMMA\n' });
     await hand.execute('write', { file_path: 'grep/b.md', content: '# GAMMA here too\n' });
