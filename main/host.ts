@@ -9,6 +9,8 @@ import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
 import { HandRegistry } from './hands/registry';
 import type { RemoteHandKind } from './hands/remote/types';
+import { dockerHandKind } from './hands/docker';
+import { sshHandKind } from './hands/ssh';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -76,5 +78,5 @@ export function createHost(opts: HostOptions): Host {
 
 /** The remote hand kinds this build knows. */
 function defaultHandKinds(): Record<string, RemoteHandKind<any>> {
-  return {};
+  return { ssh: sshHandKind, docker: dockerHandKind };
 }

@@ -175,7 +175,7 @@ export class HandRegistry {
         if (!kind) throw new Error(`an environment of type '${type}' cannot run here (Corral runs local, ssh, docker and adb hands)`);
         const label = `${sessionId}/${spec.name}`;
         const shell = await kind.connect(spec.config, { signal, label });
-        const workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : kind.defaultWorkDir(spec.config);
+        const workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
         got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})` }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {

@@ -48,8 +48,10 @@ export interface RemoteShell {
   writeFile(path: string, data: Buffer): Promise<void>;
   /** Called once when the hand is gone (connection lost, container died, device offline). */
   onLost(listener: (reason: string) => void): void;
-  /** True once the hand is gone. */
+  /** Set once the hand is gone: why. */
   readonly lostReason: string | undefined;
+  /** The work folder the kind chose at connect (e.g. under the remote home), when it chose one. */
+  readonly workDir?: string;
   /** Closes the connection (and whatever it started). */
   close(): Promise<void>;
 }
