@@ -110,6 +110,12 @@ describe('bad input', () => {
     expect(text).toContain('data: {"type":"ping"}');
   });
 
+  it('offers the hosts of ~/.ssh/config', async () => {
+    const res = await api('/v1/hands/ssh_config_hosts');
+    expect(res.status).toBe(200);
+    expect(Array.isArray(((await res.json()) as { data: unknown[] }).data)).toBe(true);
+  });
+
   it('forks a session through the API', async () => {
     const res = await api(`/v1/sessions/${sessionId}/fork`, { method: 'POST', body: '{"at_seq": 2, "title": "branch"}' });
     expect(res.status).toBe(200);

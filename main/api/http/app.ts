@@ -7,7 +7,7 @@ import { newRequestId } from './ids';
 import { agentRoutes } from './routes/agents';
 import { environmentRoutes } from './routes/environments';
 import { eventRoutes } from './routes/events';
-import { handRoutes } from './routes/hands';
+import { handCatalogRoutes, handRoutes } from './routes/hands';
 import { sessionRoutes } from './routes/sessions';
 import { uiRoutes } from './routes/ui';
 
@@ -67,6 +67,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000 }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
+  v1.route('/hands', handCatalogRoutes());
   v1.all('*', (c) =>
     errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),
   );

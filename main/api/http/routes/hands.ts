@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Host } from '../../../host';
 import { sessionHandSpecs } from '../../../hands/session-hands';
+import { listSshConfigHosts } from '../../../hands/ssh';
 import { ApiError, notFound } from '../errors';
 import { jsonBody } from '../request';
 
@@ -60,5 +61,12 @@ export function handRoutes(host: Host): Hono {
     return c.json({ from: hands.list(id), to: hands.list(body.to_session_id) });
   });
 
+  return app;
+}
+
+/** `GET /v1/hands/ssh_config_hosts`: hosts from the user's ~/.ssh/config, to offer as SSH hands. */
+export function handCatalogRoutes(): Hono {
+  const app = new Hono();
+  app.get('/ssh_config_hosts', async (c) => c.json({ data: await listSshConfigHosts() }));
   return app;
 }
