@@ -46,6 +46,8 @@ export class BrainSupervisor {
   private readonly running = new Map<string, Running>();
   private readonly restarts = new Map<string, number[]>();
   private readonly deltas = new Topic<string, LiveDelta>();
+  /** Text being written now, per session and event id: replayed to late subscribers. */
+  private readonly writing = new Map<string, Map<string, { start: LiveDelta; text: string }>>();
   private unsubscribe?: () => void;
   private stopped = false;
 
@@ -54,6 +56,12 @@ export class BrainSupervisor {
   /** Wakes every session that was running (after a crash or a quit) and follows new input. */
   start(): void {
     this.unsubscribe = this.opts.log.subscribeAll(({ sessionId, event }) => {
+      // Text being written ends as its event is logged, or with its request.
+      const writing = this.writing.get(sessionId);
+      if (writing) {
+        writing.delete(event.id);
+        if (writing.size === 0 || event.type === 'span.model_request_end') this.writing.delete(sessionId);
+      }
       if (!event.type.startsWith('user.') && event.type !== 'system.message') return;
       const brain = this.running.get(sessionId);
       if (brain) brain.child.send({ t: event.type === 'user.interrupt' ? 'interrupt' : 'wake' });
@@ -86,9 +94,27 @@ export class BrainSupervisor {
     return this.running.get(sessionId)?.child.pid;
   }
 
-  /** Live text of events being written (event_start / event_delta), never logged. */
+  /**
+   * Live text of events being written (event_start / event_delta), never logged. A subscriber
+   * that arrives mid-reply first gets what was written so far.
+   */
   subscribeDeltas(sessionId: string, listener: (d: LiveDelta) => void): () => void {
+    for (const [id, w] of this.writing.get(sessionId) ?? []) {
+      listener(w.start);
+      if (w.text) listener({ type: 'event_delta', event_id: id, delta: { type: 'content_delta', content: { type: 'text', text: w.text }, index: 0 } });
+    }
     return this.deltas.subscribe(sessionId, listener);
+  }
+
+  private remember(sessionId: string, d: LiveDelta): void {
+    let writing = this.writing.get(sessionId);
+    if (d.type === 'event_start') {
+      if (!writing) this.writing.set(sessionId, (writing = new Map()));
+      writing.set(d.event.id, { start: d, text: '' });
+    } else {
+      const w = writing?.get(d.event_id);
+      if (w) w.text += d.delta.content.text;
+    }
   }
 
   async stop(): Promise<void> {
@@ -115,7 +141,10 @@ export class BrainSupervisor {
   }
 
   private onBrainMessage(sessionId: string, brain: Running, m: BrainToHost): void {
-    if (m.t === 'delta') return this.deltas.publish(sessionId, m.delta);
+    if (m.t === 'delta') {
+      this.remember(sessionId, m.delta);
+      return this.deltas.publish(sessionId, m.delta);
+    }
     if (m.t === 'cancel') return brain.calls.get(m.id)?.abort();
     if (m.t !== 'req') return;
     const reply = (ok: boolean, valueOrError: unknown) => {
@@ -169,6 +198,7 @@ export class BrainSupervisor {
   private onBrainExit(sessionId: string, brain: Running, code: number | null, signal: string | null): void {
     if (this.running.get(sessionId) !== brain) return;
     this.running.delete(sessionId);
+    this.writing.delete(sessionId);
     // Whatever the dead brain started on a hand is stopped: its outcome is reported as unknown.
     for (const c of brain.calls.values()) c.abort();
     if (this.stopped) return;

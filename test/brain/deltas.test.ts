@@ -46,4 +46,23 @@ describe('live text', () => {
     await reader.cancel();
     expect(body).not.toContain('event_delta');
   });
+
+  it('gives a subscriber that arrives mid-reply the text written so far', async () => {
+    const text = 'one two three four five six seven eight nine ten eleven twelve';
+    t.model.setScript([{ blocks: [{ type: 'text', text }], chunkDelayMs: 300 }]);
+    const env = t.host.environments.create({ name: 'e2', config: { type: 'local' }, metadata: {}, description: null });
+    const { session } = t.host.log.createSession({ environment_id: env.id, record: { agent: { model: { id: 'm' } } } });
+    const early: string[] = [];
+    t.host.brains!.subscribeDeltas(session.id, (d) => d.type === 'event_delta' && early.push(d.delta.content.text));
+    t.host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'go' }] });
+    while (early.length < 2) await new Promise((r) => setTimeout(r, 10));
+    const late: { type: string; text?: string; id?: string }[] = [];
+    t.host.brains!.subscribeDeltas(session.id, (d) =>
+      late.push(d.type === 'event_start' ? { type: d.type, id: d.event.id } : { type: d.type, text: d.delta.content.text, id: d.event_id }),
+    );
+    expect(late[0]!.type).toBe('event_start');
+    expect(late[1]!.text).toBe(early.join(''));
+    await t.settled(session.id);
+    expect(late.filter((d) => d.type === 'event_delta').map((d) => d.text).join('')).toBe(text);
+  });
 });
