@@ -9,6 +9,7 @@ import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
 import { HandRegistry } from './hands/registry';
 import type { RemoteHandKind } from './hands/remote/types';
+import { adbHandKind } from './hands/adb';
 import { dockerHandKind } from './hands/docker';
 import { sshHandKind } from './hands/ssh';
 
@@ -78,5 +79,5 @@ export function createHost(opts: HostOptions): Host {
 
 /** The remote hand kinds this build knows. */
 function defaultHandKinds(): Record<string, RemoteHandKind<any>> {
-  return { ssh: sshHandKind, docker: dockerHandKind };
+  return { ssh: sshHandKind, docker: dockerHandKind, adb: adbHandKind };
 }
