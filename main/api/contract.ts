@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { LiveDelta } from '../brain/live-text';
 import type { UiCallName, UiStreamName } from './ui-methods';
 
 /**
@@ -75,9 +76,7 @@ export interface UiCallOutputs {
 }
 
 /** Live text of an event not logged yet (the Managed Agents event_start / event_delta shapes). */
-export type LiveTextItem =
-  | { type: 'event_start'; event: { id: string; type: 'agent.message' | 'agent.thinking' } }
-  | { type: 'event_delta'; event_id: string; delta: { type: 'content_delta'; content: { type: 'text'; text: string }; index: number } };
+export type LiveTextItem = LiveDelta;
 
 /** Item type of each stream. */
 export interface UiStreamItems {

@@ -6,6 +6,7 @@ import { analyse, type LogAnalysis } from './analyse';
 import { buildRequest, type ToolDefinition } from './context';
 import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
 import { newId } from '../session/ids';
+import type { LiveDelta } from './live-text';
 
 /** Everything a brain does to the world, through the host. */
 export interface BrainIO {
@@ -24,11 +25,6 @@ export interface BrainIO {
   /** Tool definitions of the built-in tools, given the session's hands. */
   toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
 }
-
-/** Live text of an event not yet logged, in the Managed Agents stream shapes. */
-export type LiveDelta =
-  | { type: 'event_start'; event: { id: string; type: 'agent.message' | 'agent.thinking' } }
-  | { type: 'event_delta'; event_id: string; delta: { type: 'content_delta'; content: { type: 'text'; text: string }; index: number } };
 
 /** Retry policy of model requests. */
 export interface HarnessOptions {

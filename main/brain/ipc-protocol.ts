@@ -1,7 +1,7 @@
 import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
 import type { ToolOutcome } from '../hands/types';
 import type { HandInfo } from '../hands/registry';
-import type { LiveDelta } from './harness';
+import type { LiveDelta } from './live-text';
 
 /** Requests a brain process makes of its host, by operation. */
 export interface BrainRequests {

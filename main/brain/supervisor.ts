@@ -6,7 +6,7 @@ import type { SessionLog } from '../session/store';
 import { Topic } from '../session/subscriptions';
 import type { EventInput, EventSlice } from '../session/types';
 import { analyse, hasWork } from './analyse';
-import type { LiveDelta } from './harness';
+import type { LiveDelta } from './live-text';
 import type { BrainToHost, HostToBrain } from './ipc-protocol';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */

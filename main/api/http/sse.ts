@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { LiveDelta } from '../../brain/harness';
+import type { LiveDelta } from '../../brain/live-text';
 import type { SessionLog } from '../../session/store';
 import { SessionNotFoundError, type LoggedEvent } from '../../session/types';
 

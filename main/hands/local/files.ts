@@ -112,19 +112,12 @@ function countOccurrences(text: string, needle: string): number {
   return count;
 }
 
-export function editTool(work: WorkDir, input: Record<string, unknown>): ToolOutcome {
-  const filePath = reqString(input, 'file_path', 'edit');
-  const oldString = reqString(input, 'old_string', 'edit');
-  const newString = reqString(input, 'new_string', 'edit');
-  const replaceAll = optBoolean(input, 'replace_all', 'edit') ?? false;
-  if (oldString === '') throw new InputError('Invalid input for edit: "old_string" is empty; to create or overwrite a whole file, use write.');
-  if (oldString === newString) throw new InputError('Invalid input for edit: "old_string" and "new_string" are the same, so the edit would change nothing.');
-  const abs = work.resolve(filePath);
-  const st = openable(abs, filePath, 'edit');
-  if (!(st instanceof fs.Stats)) return st;
-  const buf = fs.readFileSync(abs);
-  if (looksBinary(buf)) return errorOutcome(`${filePath} looks like a binary file (it has NUL bytes); edit works on text files only.`);
-  const text = buf.toString('utf8');
+/** The edit tool's rule, for every hand: `old` must occur once (or replace_all), and differ from `new`. */
+export function applyEdit(
+  text: string,
+  edit: { filePath: string; oldString: string; newString: string; replaceAll: boolean },
+): { updated: string; count: number; first: number } | ToolOutcome {
+  const { filePath, oldString, newString, replaceAll } = edit;
   const count = countOccurrences(text, oldString);
   if (count === 0) {
     return errorOutcome(`old_string was not found in ${filePath}. It must match the file exactly, including whitespace and indentation; read the file to check.`);
@@ -132,8 +125,32 @@ export function editTool(work: WorkDir, input: Record<string, unknown>): ToolOut
   if (count > 1 && !replaceAll) {
     return errorOutcome(`old_string occurs ${count} times in ${filePath}, but it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to true to replace every occurrence.`, { occurrences: count });
   }
-  const first = text.indexOf(oldString);
-  const updated = text.split(oldString).join(newString);
+  return { updated: text.split(oldString).join(newString), count, first: text.indexOf(oldString) };
+}
+
+/** Reads edit's input, refusing an empty or unchanged old_string. */
+export function editInput(input: Record<string, unknown>): { filePath: string; oldString: string; newString: string; replaceAll: boolean } {
+  const filePath = reqString(input, 'file_path', 'edit');
+  const oldString = reqString(input, 'old_string', 'edit');
+  const newString = reqString(input, 'new_string', 'edit');
+  const replaceAll = optBoolean(input, 'replace_all', 'edit') ?? false;
+  if (oldString === '') throw new InputError('Invalid input for edit: "old_string" is empty; to create or overwrite a whole file, use write.');
+  if (oldString === newString) throw new InputError('Invalid input for edit: "old_string" and "new_string" are the same, so the edit would change nothing.');
+  return { filePath, oldString, newString, replaceAll };
+}
+
+export function editTool(work: WorkDir, input: Record<string, unknown>): ToolOutcome {
+  const edit = editInput(input);
+  const { filePath, newString } = edit;
+  const abs = work.resolve(filePath);
+  const st = openable(abs, filePath, 'edit');
+  if (!(st instanceof fs.Stats)) return st;
+  const buf = fs.readFileSync(abs);
+  if (looksBinary(buf)) return errorOutcome(`${filePath} looks like a binary file (it has NUL bytes); edit works on text files only.`);
+  const text = buf.toString('utf8');
+  const applied = applyEdit(text, edit);
+  if ('content' in applied) return applied;
+  const { updated, count, first } = applied;
   fs.writeFileSync(abs, updated);
 
   // Show the edited region (around the first replacement) so the model can check it.

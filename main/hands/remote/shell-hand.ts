@@ -1,8 +1,8 @@
 import path from 'node:path/posix';
 import { StringDecoder } from 'node:string_decoder';
 import { LOCAL_TOOL_NAMES } from '../local/definitions';
-import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../local/files';
-import { errorOutcome, InputError, optBoolean, optNumber, optString, reqString } from '../local/input';
+import { applyEdit, editInput, looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../local/files';
+import { errorOutcome, InputError, optNumber, optString, reqString } from '../local/input';
 import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../local/search';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
 import type { ExecuteOptions, Hand, ToolOutcome } from '../types';
@@ -102,19 +102,15 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
   }
 
   async function edit(input: Record<string, unknown>): Promise<ToolOutcome> {
-    const p = reqString(input, 'file_path', 'edit');
-    const oldString = reqString(input, 'old_string', 'edit');
-    const newString = reqString(input, 'new_string', 'edit');
-    const replaceAll = optBoolean(input, 'replace_all', 'edit') ?? false;
-    if (oldString === '') throw new InputError('Invalid input for edit: "old_string" is empty; use write for a whole file.');
-    if (oldString === newString) throw new InputError('Invalid input for edit: "old_string" and "new_string" are the same.');
+    const edit = editInput(input);
+    const p = edit.filePath;
     const text = await readText(p, 'edit');
     if (typeof text !== 'string') return text;
-    const count = text.split(oldString).length - 1;
-    if (count === 0) return errorOutcome(`old_string was not found in ${p}. It must match exactly, including whitespace; read the file to check.`);
-    if (count > 1 && !replaceAll) return errorOutcome(`old_string occurs ${count} times in ${p}, but must occur once. Add context, or set replace_all.`, { occurrences: count });
+    const applied = applyEdit(text, edit);
+    if ('content' in applied) return applied;
+    const { count } = applied;
     try {
-      await shell.writeFile(resolve(p), Buffer.from(text.split(oldString).join(newString)));
+      await shell.writeFile(resolve(p), Buffer.from(applied.updated));
     } catch (err) {
       return fileError(err, p);
     }
