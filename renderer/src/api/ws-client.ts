@@ -50,9 +50,9 @@ const resumable: Partial<Record<UiStreamName, { position(item: unknown): number;
 const MAX_STARTED = 256;
 
 /**
- * Whether a live-text item may be delivered. After a reconnect the text of an event begun
- * before it has a gap, so its deltas are dropped; the row keeps what it had until the log
- * delivers the event.
+ * Whether a live-text item may be delivered: only deltas of an event whose start this watch
+ * saw. On a new connection the host first replays each event being written (its start, then
+ * all its text so far), so text resumes whole; deltas without a start are never patched in.
  */
 function admitLiveText(w: Watch, item: LiveTextItem): boolean {
   const started = (w.started ??= new Set());

@@ -65,7 +65,11 @@ export function applyIncoming(current: Timeline, batch: readonly Incoming[], mem
 function applyLive(live: readonly LiveText[], item: LiveTextItem, memory: TimelineMemory, now: string): readonly LiveText[] {
   if (item?.type === 'event_start') {
     const { id, type } = item.event ?? {};
-    if (typeof id !== 'string' || !PREVIEWED.has(type) || memory.loggedIds.has(id) || live.some((l) => l.id === id)) return live;
+    if (typeof id !== 'string' || !PREVIEWED.has(type) || memory.loggedIds.has(id)) return live;
+    // A start for text already shown is the host replaying it from the beginning (after a
+    // reconnect): what follows is the whole text so far, so start the row over.
+    const known = live.find((l) => l.id === id);
+    if (known) return live.map((l) => (l.id === id ? { ...l, text: '' } : l));
     return [...live, { id, type, text: '', startedAt: now }];
   }
   if (item?.type === 'event_delta') {
