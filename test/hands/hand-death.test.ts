@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,21 +15,27 @@ import { handsEnv } from '../helpers/hands-env';
 let t: BrainTestHost;
 let ssh: Record<string, string>;
 let docker: Record<string, string>;
+let adb: Record<string, string>;
 beforeAll(async () => {
   ssh = handsEnv('ssh');
   docker = handsEnv('docker');
-  t = await startBrainHost(script);
+  adb = handsEnv('adb');
+  t = await startBrainHost(scriptFor);
 }, 180_000);
 afterAll(() => t?.close());
 
-function script(req: RecordedRequest): Reply {
+function scriptFor(req: RecordedRequest): Reply {
   const results = (req.body.messages as { content: { type: string }[] }[]).flatMap((m) => m.content).filter((b) => b.type === 'tool_result').length;
   if (results === 0) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'echo started; sleep 30' } }] };
   if (results === 1) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'echo alive again' } }] };
   return { blocks: [{ type: 'text', text: 'carried on' }] };
 }
 
-async function runAndKill(environmentId: string, kill: () => Promise<void> | void): Promise<{ events: LoggedEvent[]; errorAfterMs: number }> {
+async function runAndKill(
+  environmentId: string,
+  kill: () => Promise<void> | void,
+  afterError: () => void = () => {},
+): Promise<{ events: LoggedEvent[]; errorAfterMs: number }> {
   const { session } = t.host.log.createSession({ environment_id: environmentId, record: { agent: { model: { id: 'm' }, tools: [{ type: 'agent_toolset_20260401' }] } } });
   t.host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: 'run something long' }] });
   while (!t.events(session.id).some((e) => e.type === 'hand.ready')) await new Promise((r) => setTimeout(r, 20));
@@ -37,6 +44,7 @@ async function runAndKill(environmentId: string, kill: () => Promise<void> | voi
   await kill();
   while (!t.events(session.id).some((e) => e.type === 'agent.tool_result')) await new Promise((r) => setTimeout(r, 20));
   const errorAfterMs = Date.now() - killedAt;
+  afterError();
   return { events: await t.settled(session.id, 60_000), errorAfterMs };
 }
 
@@ -81,5 +89,21 @@ describe('a hand that dies mid-command', () => {
       execFileSync('bash', [script, 'start'], { stdio: 'ignore' });
     });
     expectRecovered(events, errorAfterMs);
+  }, 120_000);
+
+  it('adb: the device dies (its daemon killed); plugged in again, the next call gets a fresh hand', async () => {
+    const script = path.resolve(__dirname, '../hands-env/adb.sh');
+    const serial = adb.CORRAL_TEST_ADB_SERIAL2!;
+    // The model takes a few seconds over its next call, time enough to plug the device in again.
+    t.model.setScript((req) => {
+      const reply = scriptFor(req);
+      return 'blocks' in reply && JSON.stringify(reply).includes('alive again') ? { ...reply, firstTokenDelayMs: 4000 } : reply;
+    });
+    const env = t.host.environments.create({ name: 'phone', config: { type: 'adb', serial, adb_port: Number(adb.ANDROID_ADB_SERVER_PORT) }, metadata: {}, description: null });
+    const { events, errorAfterMs } = await runAndKill(env.id, () => {
+      process.kill(Number(fs.readFileSync(adb.CORRAL_TEST_ADB_PIDFILE2!, 'utf8').trim()), 'SIGKILL');
+    }, () => execFileSync('bash', [script, 'revive', serial.split(':')[1]!], { stdio: 'ignore' }));
+    expectRecovered(events, errorAfterMs);
+    t.model.setScript(scriptFor);
   }, 120_000);
 });
