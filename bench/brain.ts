@@ -96,6 +96,9 @@ async function level(n: number) {
   if (stillPending) throw new Error(`${stillPending} sessions did not finish`);
   const dispatch: number[] = [];
   const back: number[] = [];
+  // The dispatch leg split at the commit of span.model_request_end (ms resolution).
+  const toEnd: number[] = [];
+  const endToDispatch: number[] = [];
   const perSession = new Map<string, Timing[]>();
   for (const r of await model.timings()) (perSession.get(r.session) ?? perSession.set(r.session, []).get(r.session)!).push(r);
   // Steady state: count only round trips after every brain has started (made its first request).
@@ -104,8 +107,14 @@ async function level(n: number) {
   for (const id of ids) {
     const reqs = perSession.get(id) ?? [];
     const cs = calls.get(id) ?? [];
+    const ends = host.log.getEvents(id, { types: ['span.model_request_end'], limit: 1000 });
     for (let k = 0; k < cs.length; k++) {
       if (reqs[k]?.finished === undefined || reqs[k]!.finished! < rampEnd) continue;
+      const endAt = ends[k] ? Date.parse(ends[k]!.processed_at) : undefined;
+      if (endAt !== undefined && process.env.BENCH_SPLIT) {
+        toEnd.push(endAt - reqs[k]!.finished!);
+        endToDispatch.push(cs[k]!.dispatched - endAt);
+      }
       if (reqs[k]?.finished !== undefined) dispatch.push(cs[k]!.dispatched - reqs[k]!.finished!);
       if (reqs[k + 1]?.arrived !== undefined) back.push(reqs[k + 1]!.arrived! - cs[k]!.done);
     }
@@ -115,6 +124,9 @@ async function level(n: number) {
   await model.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
   const both = dispatch.map((d, i) => d + (back[i] ?? 0));
+  if (process.env.BENCH_SPLIT) {
+    console.log(`   split (n=${n}): stream end → end logged p50/p99 ${fmt(percentile(toEnd, 50), 1)} / ${fmt(percentile(toEnd, 99), 1)} ms; end logged → dispatch ${fmt(percentile(endToDispatch, 50), 1)} / ${fmt(percentile(endToDispatch, 99), 1)} ms`);
+  }
   return { n, turns: dispatch.length, wall, ramp, errors, dispatch, back, both };
 }
 
