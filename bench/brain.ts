@@ -10,7 +10,7 @@ import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { analyse, hasWork } from '../main/brain/analyse';
 import { forkBrain } from '../main/brain/supervisor';
 import { createHost } from '../main/host';
@@ -77,6 +77,8 @@ async function level(n: number) {
   const stopCounting = host.log.subscribeAll(({ event }) => {
     if (event.type === 'session.status_idle') idle++;
   });
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const { session } = host.log.createSession({ record: { agent } });
@@ -124,7 +126,9 @@ async function level(n: number) {
   await model.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
   const both = dispatch.map((d, i) => d + (back[i] ?? 0));
+  loopDelay.disable();
   if (process.env.BENCH_SPLIT) {
+    console.log(`   host event loop delay p50/p99/max ${fmt(loopDelay.percentile(50) / 1e6, 1)} / ${fmt(loopDelay.percentile(99) / 1e6, 1)} / ${fmt(loopDelay.max / 1e6, 1)} ms`);
     console.log(`   split (n=${n}): stream end → end logged p50/p99 ${fmt(percentile(toEnd, 50), 1)} / ${fmt(percentile(toEnd, 99), 1)} ms; end logged → dispatch ${fmt(percentile(endToDispatch, 50), 1)} / ${fmt(percentile(endToDispatch, 99), 1)} ms`);
   }
   return { n, turns: dispatch.length, wall, ramp, errors, dispatch, back, both };

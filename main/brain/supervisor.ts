@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HandRegistry } from '../hands/registry';
@@ -231,6 +232,7 @@ function allEvents(log: SessionLog, sessionId: string) {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const BRAIN_NICENESS = 5;
 
 /** `child_process.fork` of the brain entry: the TypeScript source under tsx, or the build. */
 function defaultSpawn(sessionId: string): BrainChild {
@@ -249,6 +251,15 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'json',
   });
+  // Brains run a little below the host: with many sessions busy at once, the host (which every
+  // brain waits on for each append and tool call) keeps its turn on the CPU.
+  if (child.pid) {
+    try {
+      os.setPriority(child.pid, BRAIN_NICENESS);
+    } catch {
+      // Not permitted on this system: equal priority then.
+    }
+  }
   return {
     send: (m) => {
       if (child.connected) child.send(m);
