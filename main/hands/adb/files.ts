@@ -1,4 +1,4 @@
-import { AdbSyncError, LinuxFileType, type AdbSync, type AdbSyncStat } from '@yume-chan/adb';
+import { LinuxFileType, type AdbSync, type AdbSyncStat } from '@yume-chan/adb';
 import { ReadableStream } from '@yume-chan/stream-extra';
 import { RemoteFileError } from '../remote/types';
 
