@@ -101,7 +101,7 @@ export const LOCAL_TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   {
     name: 'grep',
     description:
-      'Search file contents with a regular expression (JavaScript RegExp syntax, case-sensitive; use a character class like [Ee]rror for either case). Returns matching lines as `path:line_number:text`, paths relative to the work folder, at most 500 lines. Skips binary files, node_modules and .git. Search one file or a folder tree.',
+      'Search file contents with a regular expression (extended syntax: on this machine a JavaScript RegExp, on remote hands POSIX ERE as grep -E takes it, so keep to what both accept: | ( ) [ ] * + ? {n}; case-sensitive; use a character class like [Ee]rror for either case). Returns matching lines as `path:line_number:text`, paths relative to the work folder, at most 500 lines. Skips binary files, node_modules and .git. Search one file or a folder tree.',
     input_schema: {
       type: 'object',
       properties: {
