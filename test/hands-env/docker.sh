@@ -47,8 +47,15 @@ need() {
   [ -n "$DOCKER_BIN" ] || die "docker CLI not found: apt-get install -y docker.io"
 }
 
+# Our dockerd is running: the pid file names a live (not zombie) dockerd. After a hard stop
+# (the session's processes killed) the file stays behind and its pid may be a zombie or reused.
 running() {
-  [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null
+  local pid
+  [ -f "$PIDFILE" ] || return 1
+  pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ] || return 1
+  ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$pid/stat" 2>/dev/null
 }
 
 api_up() {
@@ -62,8 +69,14 @@ start_engine() {
     for _ in $(seq 1 100); do api_up && return 0; sleep 0.1; done
     die "dockerd (pid $(cat "$PIDFILE")) runs but its API does not answer; see $LOG"
   fi
+  # What a hard stop (every process of the last session killed) leaves behind: containerd and
+  # shims of ours, their mounts and runtime state. Clear it, or dockerd waits on a dead containerd.
+  pkill -9 -f -- "--exec-root $D/exec" 2>/dev/null || true
+  pkill -9 -f -- "$D/exec/containerd" 2>/dev/null || true
+  unmount_leftovers
+  rm -rf "$D/exec"
   mkdir -p "$D/root" "$D/exec"
-  rm -f "$SOCK"
+  rm -f "$SOCK" "$PIDFILE"
   # setsid: the daemon outlives the shell (and the test runner) that started it.
   setsid dockerd \
     --data-root "$D/root" --exec-root "$D/exec" -H "$HOST" \
@@ -112,6 +125,11 @@ write_env() {
   cat "$ENV_FILE"
 }
 
+# Unmounts whatever is still mounted under $D (dockerd's netns mount, container rootfs).
+unmount_leftovers() {
+  awk -v d="$D/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+}
+
 stop_engine() {
   if running; then
     local pid
@@ -119,8 +137,8 @@ stop_engine() {
     kill "$pid"
     for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
-    # dockerd leaves its network namespace mount behind; unmount what is left under $D.
-    awk -v d="$D/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+    # dockerd leaves its network namespace mount behind.
+    unmount_leftovers
     echo "dockerd stopped"
   else
     echo "dockerd not running"
