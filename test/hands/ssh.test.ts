@@ -60,14 +60,18 @@ function remote(command: string, host = env.CORRAL_TEST_SSH_HOST!, port = env.CO
 }
 
 /** Processes of the test user on the loopback host: pid, pgid, args. */
+/**
+ * The test user's live processes on the host. Zombies are left out: they have exited and hold
+ * nothing; a killed command's orphans are reaped by the machine's pid 1, which on some machines
+ * (CI's VM init among them) takes its time.
+ */
 function remoteProcesses(): { pid: number; pgid: number; args: string }[] {
-  return remote('ps -u corral-test -o pid=,pgid=,args=')
+  return remote('ps -u corral-test -o pid=,pgid=,stat=,args=')
     .split('\n')
     .filter(Boolean)
-    .map((l) => {
-      const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)!;
-      return { pid: Number(m[1]), pgid: Number(m[2]), args: m[3]! };
-    });
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(l)!)
+    .filter((m) => !m[3]!.startsWith('Z'))
+    .map((m) => ({ pid: Number(m[1]), pgid: Number(m[2]), args: m[4]! }));
 }
 
 async function collect(shell: SshShell, command: string, opts: { stdin?: Buffer; cwd?: string } = {}) {
