@@ -166,8 +166,9 @@ export class HandRegistry {
       if (!spec.config) throw new Error(`its environment ${spec.environmentId} no longer exists`);
       let got: Awaited<Live['ready']>;
       let description: string;
+      let workDir: string;
       if (type === 'local') {
-        const workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : spec.name === MAIN_HAND ? this.workDirOf(sessionId) : path.join(this.workDirOf(sessionId), spec.name);
+        workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : spec.name === MAIN_HAND ? this.workDirOf(sessionId) : path.join(this.workDirOf(sessionId), spec.name);
         got = { hand: createLocalHand({ workDir }), extra: [] };
         description = `this machine, folder ${workDir}`;
       } else {
@@ -175,7 +176,7 @@ export class HandRegistry {
         if (!kind) throw new Error(`an environment of type '${type}' cannot run here (Corral runs local, ssh, docker and adb hands)`);
         const label = `${sessionId}/${spec.name}`;
         const shell = await kind.connect(spec.config, { signal, label });
-        const workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
+        workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
         got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})` }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
@@ -186,7 +187,7 @@ export class HandRegistry {
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
-      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, got.hand, signal);
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir }, signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started });
       return got;
     } catch (err) {

@@ -1,6 +1,11 @@
-import path from 'node:path/posix';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import posix from 'node:path/posix';
 import type { SessionLog } from '../session/store';
 import { shq } from './remote/shell-hand';
+import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
 
 interface RepoResource {
@@ -11,6 +16,18 @@ interface RepoResource {
   mount_path?: string;
 }
 
+/** Where resources go: the hand, its connection when it is remote, and its work folder. */
+export interface ResourceTarget {
+  hand: Hand;
+  /** Set for remote hands: the tree cloned here is unpacked there through it. */
+  shell?: RemoteShell;
+  workDir: string;
+}
+
+/** A repository larger than this (as a tar, history included) is not shipped to a hand. */
+export const MAX_SHIPPED_REPO_BYTES = 1024 * 1024 * 1024;
+const CLONE_TIMEOUT_MS = 10 * 60_000;
+
 /** Where a repository goes on a hand: its mount path, with `/workspace/` meaning the work folder. */
 export function repoTarget(mountPath: string | undefined, url: string): string {
   const name = url.split('/').filter(Boolean).pop()?.replace(/\.git$/, '') || 'repo';
@@ -19,33 +36,121 @@ export function repoTarget(mountPath: string | undefined, url: string): string {
 }
 
 /**
- * Applies a session's resources to a freshly provisioned hand: each repository is cloned (at
- * its branch or commit) with the hand's own bash, so it works the same on every kind. Each
- * outcome is logged; a failure does not stop the hand from being used.
+ * Applies a session's resources to a freshly provisioned hand. Each repository is cloned on this
+ * machine (which has the network and, later, the credentials; a container without network or a
+ * phone without git needs neither) and unpacked on a remote hand from a tar; should that fail
+ * (no route from here, no tar there), the hand clones it itself. Each outcome is logged; a failure does not stop the
+ * hand from being used.
  */
-export async function applyResources(log: SessionLog, sessionId: string, handName: string, hand: Hand, signal?: AbortSignal): Promise<void> {
+export async function applyResources(log: SessionLog, sessionId: string, handName: string, target: ResourceTarget, signal?: AbortSignal): Promise<void> {
   const resources = (log.getSession(sessionId).record.resources ?? []) as { type: string }[];
   for (const r of resources) {
     if (r.type !== 'github_repository') continue;
     const repo = r as RepoResource;
-    const target = repoTarget(repo.mount_path, repo.url);
-    const checkout = repo.checkout?.type === 'branch' ? ` --branch ${shq(repo.checkout.name)}` : '';
-    const commit = repo.checkout?.type === 'commit' ? ` && git -C ${shq(target)} checkout --quiet ${shq(repo.checkout.sha)}` : '';
+    const dest = repoTarget(repo.mount_path, repo.url);
     const started = Date.now();
-    const out = await hand.execute(
-      'bash',
-      { command: `mkdir -p ${shq(path.dirname(target))} && git clone --quiet${checkout} ${shq(repo.url)} ${shq(target)}${commit}`, timeout_ms: 10 * 60_000 },
-      { signal },
-    );
-    const ok = !out.isError && out.details?.exit_code === 0;
+    let outcome: { via: 'this machine' | 'the hand'; error?: undefined } | { error: string; via?: undefined };
+    try {
+      outcome = target.shell ? await shipClone(repo, dest, target.shell, target.workDir, signal) : await cloneLocally(repo, path.resolve(target.workDir, dest), signal);
+    } catch (err) {
+      const hereFailed = err instanceof Error ? err.message : String(err);
+      if (signal?.aborted || !target.shell) outcome = { error: hereFailed };
+      else {
+        const onHand = await cloneOnHand(repo, dest, target.hand, signal);
+        outcome = onHand.ok ? { via: 'the hand' } : { error: `cloning on this machine failed: ${hereFailed}\ncloning on the hand failed too: ${onHand.error}` };
+      }
+    }
     log.emitEvent(sessionId, {
-      type: ok ? 'hand.resource_applied' : 'hand.resource_failed',
+      type: outcome.error === undefined ? 'hand.resource_applied' : 'hand.resource_failed',
       hand: handName,
       resource_id: repo.id ?? null,
       url: repo.url,
-      path: target,
+      path: dest,
       duration_ms: Date.now() - started,
-      ...(ok ? {} : { error: out.content.slice(-2000) }),
+      ...(outcome.error === undefined ? { cloned_on: outcome.via } : { error: outcome.error.slice(-2000) }),
     });
   }
+}
+
+/** Clones straight into the folder (a local hand's work folder is on this machine). */
+async function cloneLocally(repo: RepoResource, dir: string, signal?: AbortSignal): Promise<{ via: 'this machine' }> {
+  if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) throw new Error(`${dir} already exists and is not empty`);
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  await clone(repo, dir, signal);
+  return { via: 'this machine' };
+}
+
+/** Clones into a temporary folder here, then unpacks it on the remote hand. */
+async function shipClone(repo: RepoResource, dest: string, shell: RemoteShell, workDir: string, signal?: AbortSignal): Promise<{ via: 'this machine' }> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
+  try {
+    await clone(repo, path.join(tmp, 'repo'), signal);
+    const tar = await run('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone' });
+    const stderr: string[] = [];
+    const res = await shell.exec(`mkdir -p ${shq(dest)} && tar -xf - -C ${shq(dest)}`, {
+      cwd: workDir,
+      stdin: tar,
+      signal,
+      onOutput: (chunk, stream) => void (stream === 'stderr' && stderr.push(chunk.toString('utf8'))),
+    });
+    if (res.exitCode !== 0) {
+      const why = res.lost ?? (res.exitCode === null ? `stopped${res.signal ? ` by SIG${res.signal}` : ''}` : `exit code ${res.exitCode}`);
+      throw new Error(`unpacking on the hand failed (${why}): ${stderr.join('').trim().slice(-1000)}`);
+    }
+    return { via: 'this machine' };
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** The hand's own git, for when this machine could not clone (e.g. a host only the hand reaches). */
+async function cloneOnHand(repo: RepoResource, dest: string, hand: Hand, signal?: AbortSignal): Promise<{ ok: true } | { ok: false; error: string }> {
+  const branch = repo.checkout?.type === 'branch' ? ` --branch ${shq(repo.checkout.name)}` : '';
+  const commit = repo.checkout?.type === 'commit' ? ` && git -C ${shq(dest)} checkout --quiet ${shq(repo.checkout.sha)}` : '';
+  const out = await hand.execute(
+    'bash',
+    { command: `mkdir -p ${shq(posix.dirname(dest))} && git clone --quiet${branch} ${shq(repo.url)} ${shq(dest)}${commit}`, timeout_ms: CLONE_TIMEOUT_MS },
+    { signal },
+  );
+  return !out.isError && out.details?.exit_code === 0 ? { ok: true } : { ok: false, error: out.content.slice(-1000) };
+}
+
+async function clone(repo: RepoResource, dir: string, signal?: AbortSignal): Promise<void> {
+  const branch = repo.checkout?.type === 'branch' ? ['--branch', repo.checkout.name] : [];
+  // `--` keeps a URL that starts with '-' from being read as an option.
+  await run('git', ['clone', '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone' });
+  if (repo.checkout?.type === 'commit') await run('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout' });
+}
+
+/** Runs a program here; resolves with its stdout, rejects with its stderr in the message. */
+function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes?: number; what: string }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    // No terminal prompts: a repository that needs a password fails now instead of hanging.
+    const child = spawn(cmd, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '' },
+      signal: opts.signal,
+      timeout: CLONE_TIMEOUT_MS,
+    });
+    const out: Buffer[] = [];
+    let size = 0;
+    let err = '';
+    let tooBig = false;
+    child.stdout.on('data', (c: Buffer) => {
+      size += c.length;
+      if (opts.maxBytes !== undefined && size > opts.maxBytes) {
+        tooBig = true;
+        child.kill('SIGKILL');
+      } else out.push(c);
+    });
+    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-4000)));
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      reject(new Error(e.code === 'ENOENT' ? `${cmd} is not installed on this machine` : e.name === 'AbortError' ? `${opts.what} was stopped` : `${opts.what}: ${e.message}`)),
+    );
+    child.on('close', (code, sig) => {
+      if (tooBig) reject(new Error(`the repository is larger than ${MAX_SHIPPED_REPO_BYTES / 1024 ** 2} MB packed; too large to copy to the hand`));
+      else if (code === 0) resolve(Buffer.concat(out));
+      else reject(new Error(`${opts.what} failed (${code !== null ? `exit code ${code}` : `SIG${sig}`}): ${err.trim()}`));
+    });
+  });
 }
