@@ -1,5 +1,5 @@
 import { UI_CALLS, UI_STREAMS, type UiCallName, type UiStreamName } from './ui-methods';
-import { toUiError, type UiService } from './ui-service';
+import { toUiError, type StreamFlow, type UiService } from './ui-service';
 
 /** Largest message a UI client may send. */
 const MAX_MESSAGE = 2 * 1024 * 1024;
@@ -10,7 +10,7 @@ const MAX_MESSAGE = 2 * 1024 * 1024;
  * `{t:'watch',id,stream,input}` → `{t:'item',id,item}`… (or a failed result);
  * `{t:'unwatch',id}`. Every input is validated by the UI service against the contract.
  */
-export function openUiChannel(ui: UiService, send: (text: string) => void): { onMessage(text: string): void; close(): void } {
+export function openUiChannel(ui: UiService, send: (text: string) => void, flow?: StreamFlow): { onMessage(text: string): void; close(): void } {
   const watches = new Map<number, () => void>();
   const reply = (msg: unknown) => send(JSON.stringify(msg));
 
@@ -39,7 +39,7 @@ export function openUiChannel(ui: UiService, send: (text: string) => void): { on
         if (watches.has(id)) return fail(`watch id ${id} is in use`);
         try {
           watches.set(id, () => {});
-          const stop = ui.watch(msg.stream as UiStreamName, msg.input, (item) => reply({ t: 'item', id, item }));
+          const stop = ui.watch(msg.stream as UiStreamName, msg.input, (item) => reply({ t: 'item', id, item }), flow);
           watches.set(id, stop);
         } catch (err) {
           watches.delete(id);

@@ -55,8 +55,17 @@ export interface UiServiceDeps {
  */
 export interface UiService {
   call<N extends UiCallName>(name: N, input: unknown): Promise<UiCallOutputs[N]>;
-  watch<N extends UiStreamName>(name: N, input: unknown, push: (item: UiStreamItems[N]) => void): () => void;
+  watch<N extends UiStreamName>(name: N, input: unknown, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow): () => void;
 }
+
+/** Flow control a transport offers a stream that may send much at once (a backlog). */
+export interface StreamFlow {
+  /** Resolves when the transport's send buffer has room again. */
+  drained?(): Promise<void>;
+}
+
+/** Events per page of a backlog replay. */
+export const BACKLOG_PAGE = 500;
 
 export function createUiService(deps: UiServiceDeps): UiService {
   const { log } = deps;
@@ -66,30 +75,49 @@ export function createUiService(deps: UiServiceDeps): UiService {
     getEvents: ({ sessionId, ...slice }) => log.getEvents(sessionId, slice),
     sendMessage: (i) => log.emitEvent(i.sessionId, { type: 'user.message', content: [{ type: 'text', text: i.text }] }),
   };
-  const streams: { [N in UiStreamName]: (input: z.output<(typeof uiSchemas)[N]>, push: (item: UiStreamItems[N]) => void) => () => void } = {
+  const streams: { [N in UiStreamName]: (input: z.output<(typeof uiSchemas)[N]>, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow) => () => void } = {
     watchSessions: (_i, push) =>
       log.subscribeSessions((change) =>
         push({ kind: change.kind, sessionId: change.sessionId, session: change.kind === 'deleted' ? null : summariseOrNull(log, change.sessionId) }),
       ),
-    watchEvents: ({ sessionId, after }, push) => {
+    watchEvents: ({ sessionId, after }, push, flow) => {
       log.getSession(sessionId); // not found → error before subscribing
       // Subscribe first and buffer, then read the backlog: no event can fall between the two.
       let last = after ?? 0;
       let live = false;
+      let stopped = false;
       const buffered: UiStreamItems['watchEvents'][] = [];
-      const stop = log.subscribe(sessionId, (e) => (live ? deliver(e) : buffered.push(e)));
+      const unsubscribe = log.subscribe(sessionId, (e) => (live ? deliver(e) : buffered.push(e)));
       const deliver = (e: UiStreamItems['watchEvents']) => {
-        if (e.seq <= last) return;
+        if (stopped || e.seq <= last) return;
         last = e.seq;
         push(e);
       };
-      for (;;) {
-        const page = log.getEvents(sessionId, { after: last, limit: 5000 });
-        page.forEach(deliver);
-        if (page.length < 5000) break;
-      }
-      buffered.forEach(deliver);
-      live = true;
+      // The backlog goes out a page at a time, letting the host's other work run between pages
+      // and waiting while the transport's buffer is full: a long session's history neither
+      // stalls the host nor piles up in memory.
+      const replay = async () => {
+        for (;;) {
+          const page = log.getEvents(sessionId, { after: last, limit: BACKLOG_PAGE });
+          page.forEach(deliver);
+          if (page.length < BACKLOG_PAGE || stopped) break;
+          await flow?.drained?.();
+          await new Promise((r) => setImmediate(r));
+          if (stopped) return;
+        }
+        buffered.forEach(deliver);
+        buffered.length = 0;
+        live = true;
+      };
+      replay().catch((err) => {
+        // The session was deleted mid-replay: nothing more to send.
+        if (!(err instanceof SessionNotFoundError)) console.error('corral: event replay failed:', err);
+        stop();
+      });
+      const stop = () => {
+        stopped = true;
+        unsubscribe();
+      };
       return stop;
     },
     watchLiveText: ({ sessionId }, push) => {
@@ -102,9 +130,9 @@ export function createUiService(deps: UiServiceDeps): UiService {
       const parsed = uiSchemas[name].parse(input ?? {});
       return (calls[name] as (i: unknown) => UiCallOutputs[typeof name])(parsed);
     },
-    watch(name, input, push) {
+    watch(name, input, push, flow) {
       const parsed = uiSchemas[name].parse(input ?? {});
-      return (streams[name] as (i: unknown, p: typeof push) => () => void)(parsed, push);
+      return (streams[name] as (i: unknown, p: typeof push, f?: StreamFlow) => () => void)(parsed, push, flow);
     },
   };
 }

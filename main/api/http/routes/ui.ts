@@ -37,9 +37,14 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
         onOpen(_evt, ws) {
           if (!sameOrigin) return ws.close(4403, 'cross-origin connection refused');
           if (!authorised) return ws.close(4401, 'not authorised: open the link corral serve printed');
-          channel = openUiChannel(host.ui, (text) => {
-            if (ws.readyState === 1) ws.send(text);
-          });
+          const socket = ws.raw as { bufferedAmount?: number } | undefined;
+          channel = openUiChannel(
+            host.ui,
+            (text) => {
+              if (ws.readyState === 1) ws.send(text);
+            },
+            { drained: () => untilDrained(() => (ws.readyState === 1 ? (socket?.bufferedAmount ?? 0) : 0)) },
+          );
         },
         onMessage(evt) {
           if (typeof evt.data === 'string') channel?.onMessage(evt.data);
@@ -93,4 +98,12 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
     return page(c, next);
   });
   return app;
+}
+
+/** Above this many unsent bytes a backlog replay waits for the socket to drain. */
+const SEND_BUFFER_HIGH = 4 * 1024 * 1024;
+
+/** Resolves once the socket's unsent bytes are below the mark (checked every 10 ms). */
+async function untilDrained(buffered: () => number): Promise<void> {
+  while (buffered() > SEND_BUFFER_HIGH) await new Promise((r) => setTimeout(r, 10));
 }

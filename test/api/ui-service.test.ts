@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { BACKLOG_PAGE, createUiService } from '../../main/api/ui-service';
+import { openDatabase } from '../../main/session/db';
+import { SessionLog } from '../../main/session/store';
+import type { LoggedEvent } from '../../main/session/types';
+import { tmpDir } from '../helpers/tmp';
+
+/** A real log holding one session of `count` user messages. */
+function sessionWith(count: number) {
+  const log = new SessionLog(openDatabase({ file: path.join(tmpDir(), 'corral.db') }));
+  const { session } = log.createSession({ record: {} });
+  log.emitEvents(
+    session.id,
+    Array.from({ length: count }, (_, i) => ({ type: 'user.message', content: [{ type: 'text', text: `m${i + 1}` }] })),
+  );
+  const ui = createUiService({ log, listSessions: () => [] });
+  return { log, ui, sessionId: session.id };
+}
+
+async function until(cond: () => boolean, what: string) {
+  for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  if (!cond()) throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('watchEvents over a long backlog', () => {
+  it('sends it a page at a time, yielding between pages, then follows live appends without gap or double', async () => {
+    const total = BACKLOG_PAGE * 4 + 17;
+    const { log, ui, sessionId } = sessionWith(total);
+    const got: LoggedEvent[] = [];
+    const stop = ui.watch('watchEvents', { sessionId }, (e) => got.push(e));
+    // Only the first page went out before watch returned; the host's event loop runs between pages.
+    expect(got.length).toBe(BACKLOG_PAGE);
+    await nextTurn();
+    expect(got.length).toBeLessThan(total);
+    // Appends made during the replay arrive after the backlog, once each.
+    log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'during' }] });
+    await until(() => got.length === total + 1, 'the backlog and the append');
+    log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'after' }] });
+    expect(got.map((e) => e.seq)).toEqual(Array.from({ length: total + 2 }, (_, i) => i + 1));
+    stop();
+    log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'unseen' }] });
+    expect(got.length).toBe(total + 2);
+  });
+
+  it('waits while the transport is full, and stops mid-replay when unwatched', async () => {
+    const { ui, sessionId } = sessionWith(BACKLOG_PAGE * 3);
+    let release!: () => void;
+    let drainCalls = 0;
+    const got: LoggedEvent[] = [];
+    const stop = ui.watch('watchEvents', { sessionId, after: 10 }, (e) => got.push(e), {
+      drained: () => (drainCalls++, new Promise<void>((r) => (release = r))),
+    });
+    expect(got[0]!.seq).toBe(11);
+    for (let i = 0; i < 20; i++) await nextTurn();
+    expect(drainCalls).toBe(1);
+    expect(got.length).toBe(BACKLOG_PAGE);
+    release();
+    await until(() => drainCalls === 2, 'the second page');
+    expect(got.length).toBe(2 * BACKLOG_PAGE);
+    stop();
+    release();
+    for (let i = 0; i < 20; i++) await nextTurn();
+    expect(got.length).toBe(2 * BACKLOG_PAGE);
+  });
+
+  it('ends quietly when the session is deleted mid-replay', async () => {
+    const { log, ui, sessionId } = sessionWith(BACKLOG_PAGE * 2 + 1);
+    const got: LoggedEvent[] = [];
+    ui.watch('watchEvents', { sessionId }, (e) => got.push(e));
+    log.deleteSession(sessionId);
+    for (let i = 0; i < 20; i++) await nextTurn();
+    expect(got.length).toBe(BACKLOG_PAGE);
+  });
+});
