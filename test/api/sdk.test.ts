@@ -152,6 +152,13 @@ describe('client.beta.sessions', () => {
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     const rows = t.host.db.prepare("SELECT count(*) AS n FROM sessions WHERE record LIKE '%ghp_secret%'").get() as { n: number };
     expect(rows.n).toBe(0);
+    const before = (t.host.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
+    const fileErr = await t.client.beta.sessions
+      .create({ agent: agent.id, environment_id: env.id, resources: [{ type: 'github_repository', url: 'https://example.com/r.git' }, { type: 'file', file_id: 'file_x' }] })
+      .catch((e) => e);
+    expect(fileErr).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(String(fileErr.message)).toMatch(/resources\[1\]: 'file' resources are not supported yet/);
+    expect((t.host.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n).toBe(before);
   });
 });
 

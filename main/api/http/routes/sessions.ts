@@ -32,6 +32,13 @@ export function sessionRoutes(host: Host): Hono {
       // Never store a credential in a session record; the vault takes these over.
       throw new ApiError('invalid_request_error', 'resources[].authorization_token is not supported yet: Corral keeps credentials only in its vault, which is not built yet');
     }
+    // Refused rather than stored: a resource that is never applied would surprise the agent.
+    const unbuilt = (body.resources ?? []).findIndex((r) => r.type === 'file' || r.type === 'memory_store');
+    if (unbuilt >= 0) {
+      const type = body.resources![unbuilt]!.type;
+      const what = type === 'file' ? 'the Files API' : 'memory stores';
+      throw new ApiError('invalid_request_error', `resources[${unbuilt}]: '${type}' resources are not supported yet (${what} not built in Corral); repositories are`);
+    }
     const { session } = log.createSession(
       {
         agent_id: agent.id,
