@@ -59,7 +59,7 @@ describe('npm run serve', () => {
     const bad = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', 'nope'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     bad.stderr!.on('data', (d) => (err += d));
-    const code = await new Promise((r) => bad.once('exit', r));
+    const code = await new Promise((r) => bad.once('close', r)); // 'close': stderr read to its end
     expect(code).toBe(2);
     expect(err).toMatch(/--port must be/);
   });

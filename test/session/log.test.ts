@@ -26,7 +26,9 @@ function runWorker(file: string, sessionId: string, count: number, tag: string, 
     if (line === 'ready') onReady();
     else if (line.startsWith('committed ')) committed.push(Number(line.slice(10)));
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': only then has all the child wrote to its stdout been read (under load,
+  // 'exit' came first and lines the worker printed were not counted yet).
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, committed, ready, exited };
 }
 
