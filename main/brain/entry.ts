@@ -16,7 +16,8 @@ if (!sessionId || !process.send) {
 
 let nextId = 1;
 const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-const send = (m: BrainToHost) => process.send!(m);
+// A failed write means the host is gone; 'disconnect' below ends this process.
+const send = (m: BrainToHost) => process.send!(m, undefined, undefined, () => {});
 
 function request<Op extends BrainOp>(op: Op, args: BrainRequests[Op]['args'], signal?: AbortSignal): Promise<BrainRequests[Op]['result']> {
   const id = nextId++;

@@ -260,12 +260,26 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
       // Not permitted on this system: equal priority then.
     }
   }
+  // Without a listener, an 'error' (a brain that could not start) would be thrown in the host.
+  child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));
   return {
     send: (m) => {
-      if (child.connected) child.send(m);
+      // A brain that has just died may still look connected: the write then fails (EPIPE),
+      // which the callback takes instead of an 'error' thrown in the host. Its exit is
+      // handled by onExit.
+      if (child.connected) child.send(m, () => {});
     },
     onMessage: (l) => child.on('message', (m) => l(m as BrainToHost)),
-    onExit: (l) => child.on('exit', (code, sig) => l(code, sig)),
+    onExit: (l) => {
+      let told = false;
+      const once = (code: number | null, sig: NodeJS.Signals | null) => {
+        if (!told) l(code, sig);
+        told = true;
+      };
+      child.on('exit', once);
+      // A brain that never started gets 'error' then 'close', and no 'exit'.
+      child.on('close', once);
+    },
     kill: () => child.kill('SIGKILL'),
     get pid() {
       return child.pid;
