@@ -11,7 +11,7 @@ import { HandRegistry } from './hands/registry';
 import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
 import { dockerHandKind } from './hands/docker';
-import { sshHandKind } from './hands/ssh';
+import { sshHandKindWithTrustStore } from './hands/ssh';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -57,7 +57,7 @@ export function createHost(opts: HostOptions): Host {
   });
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds() });
+  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
   brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
   brains?.start();
   return {
@@ -78,6 +78,6 @@ export function createHost(opts: HostOptions): Host {
 }
 
 /** The remote hand kinds this build knows. */
-function defaultHandKinds(): Record<string, RemoteHandKind<any>> {
-  return { ssh: sshHandKind, docker: dockerHandKind, adb: adbHandKind };
+function defaultHandKinds(dataDir: string): Record<string, RemoteHandKind<any>> {
+  return { ssh: sshHandKindWithTrustStore(path.join(dataDir, 'ssh', 'known_hosts')), docker: dockerHandKind, adb: adbHandKind };
 }

@@ -188,7 +188,7 @@ export class HandRegistry {
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
       if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir }, signal);
-      log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started });
+      log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts });
       return got;
     } catch (err) {
       log.emitEvent(sessionId, { type: 'hand.lost', hand: spec.name, reason: `provisioning failed: ${err instanceof Error ? err.message : String(err)}` });

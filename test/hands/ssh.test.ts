@@ -529,6 +529,26 @@ describe('known_hosts', () => {
     const shell = await connect(loopConfig(), { knownHostsFiles: [f] });
     expect(shell.hostKey).toMatchObject({ known: false, fingerprint: fingerprintOfPubFile(env.CORRAL_TEST_SSH_HOST_PUBKEY!) });
   });
+
+  it("with Corral's trust store: a first key is remembered (0600), then verified, and a changed key is refused", async () => {
+    const store = path.join(scratch, `trust_${randomBytes(3).toString('hex')}`, 'known_hosts');
+    const first = await connect(loopConfig(), { trustStore: store });
+    expect(first.hostKey).toMatchObject({ known: false, recordedIn: store });
+    expect(first.facts).toEqual({ host_key: { type: 'ssh-ed25519', fingerprint: fingerprintOfPubFile(env.CORRAL_TEST_SSH_HOST_PUBKEY!), known: false, first_seen: true } });
+    expect(fs.readFileSync(store, 'utf8')).toBe(`[127.0.0.1]:2222 ${loopKey()}\n`);
+    expect(fs.statSync(store).mode & 0o777).toBe(0o600);
+
+    const second = await connect(loopConfig(), { trustStore: store });
+    expect(second.hostKey).toMatchObject({ known: true, knownFrom: `${store}:1` });
+    expect(second.hostKey.recordedIn).toBeUndefined();
+    expect(fs.readFileSync(store, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+
+    // The host now answers with another key (reinstalled, or someone in between).
+    fs.writeFileSync(store, `[127.0.0.1]:2222 ${otherKey()}\n`);
+    const err = await rejection(connect(loopConfig(), { trustStore: store }));
+    expect(err.code).toBe('HOST_KEY_MISMATCH');
+    expect(err.message).toContain(`${store}:1`);
+  });
 });
 
 describe('~/.ssh/config aliases', () => {

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest, Reply } from '../fixtures/model-server';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
@@ -59,6 +61,10 @@ describe('two hands in one session, and a hand passed on', () => {
       ['main', 'ssh'],
       ['box', 'docker'],
     ]);
+    // A host never seen before: its key was remembered in the data folder, and the log says so.
+    expect(ready[0]!.host_key).toMatchObject({ type: 'ssh-ed25519', known: false, first_seen: true });
+    const hostKey = fs.readFileSync(ssh.CORRAL_TEST_SSH_HOST_PUBKEY!, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
+    expect(fs.readFileSync(path.join(t.dataDir, 'ssh', 'known_hosts'), 'utf8')).toBe(`[${ssh.CORRAL_TEST_SSH_HOST}]:${ssh.CORRAL_TEST_SSH_PORT} ${hostKey}\n`);
     // The tools offered the model both hands by name.
     const bash = t.model.requests[0]!.body.tools.find((x: { name: string }) => x.name === 'bash');
     expect(bash.input_schema.properties.hand.enum).toEqual(['main', 'box']);

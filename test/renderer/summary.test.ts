@@ -29,6 +29,10 @@ describe('event summaries', () => {
     expect(summarise(ev('hand.provisioning', { hand: 'main', kind: 'ssh' })).text).toBe('Hand main: provisioning (ssh)…');
     expect(summarise(ev('hand.ready', { hand: 'main', kind: 'local', description: 'this machine', duration_ms: 1500 })).text).toBe('Hand main ready in 1.5 s · local · this machine');
     expect(summarise(ev('hand.lost', { hand: 'pi', reason: 'connection reset' }))).toMatchObject({ text: 'Hand pi lost: connection reset', tone: 'error' });
+    expect(summarise(ev('hand.ready', { hand: 'pi', kind: 'ssh', host_key: { fingerprint: 'SHA256:abc', known: false, first_seen: true } })).note).toBe('new host key SHA256:abc remembered');
+    expect(summarise(ev('hand.ready', { hand: 'pi', kind: 'ssh', host_key: { fingerprint: 'SHA256:abc', known: true, first_seen: false } })).note).toBeUndefined();
+    expect(summarise(ev('hand.resource_applied', { hand: 'main', url: 'https://x/r.git', path: 'r', cloned_on: 'this machine' }))).toMatchObject({ text: 'Hand main: https://x/r.git cloned into r', note: 'on this machine' });
+    expect(summarise(ev('hand.resource_failed', { hand: 'main', url: 'https://x/r.git', error: 'exit code 128' }))).toMatchObject({ text: 'Hand main: could not clone https://x/r.git: exit code 128', tone: 'error' });
     expect(summarise(ev('hand.attached', { hand: 'pi', environment_id: 'env_1' })).text).toBe('Hand pi attached (environment env_1)');
     expect(summarise(ev('hand.released', { hand: 'pi' })).text).toBe('Hand pi released');
     expect(summarise(ev('hand.handed_over', { hand: 'pi', to_session_id: 'sesn_2', to_hand: 'board' })).text).toBe('Hand pi handed over to sesn_2 as board');

@@ -52,6 +52,8 @@ export interface RemoteShell {
   readonly lostReason: string | undefined;
   /** The work folder the kind chose at connect (e.g. under the remote home), when it chose one. */
   readonly workDir?: string;
+  /** Facts about this connection for the log's `hand.ready` (e.g. the SSH host key, first seen or known). */
+  readonly facts?: Record<string, unknown>;
   /** Closes the connection (and whatever it started). */
   close(): Promise<void>;
 }

@@ -3,6 +3,8 @@
  * check the host key against known_hosts, connect with keepalives, then learn the remote home
  * and make the work folder.
  */
+import fs from 'node:fs';
+import localPath from 'node:path';
 import path from 'node:path/posix';
 import * as ssh2 from 'ssh2';
 import type { Client as ClientType } from 'ssh2';
@@ -30,6 +32,12 @@ export interface SshConnectOptions extends ResolveOptions {
   passphrase?: string;
   /** ssh-agent socket; default SSH_AUTH_SOCK; false to never use an agent. */
   agent?: string | false;
+  /**
+   * Corral's own known_hosts file (OpenSSH's `accept-new`): checked with the others, and the key
+   * of a host found in no file is added to it at the first connection, so a different key later
+   * is refused as a mismatch. The user's files are never written.
+   */
+  trustStore?: string;
 }
 
 /** Where a config's work folder is, once the remote home is known. */
@@ -49,6 +57,10 @@ export async function connectSsh(config: SshConfig, opts: SshConnectOptions = {}
   const readyTimeout = opts.readyTimeoutMs ?? READY_TIMEOUT_MS;
 
   const client = await handshake(target, label, creds, readyTimeout, opts);
+  if (opts.trustStore && !client.verdict.info.known) {
+    recordHostKey(opts.trustStore, client.verdict.info.knownHostsLine);
+    client.verdict.info.recordedIn = opts.trustStore;
+  }
   const keepaliveWindowMs = (opts.keepaliveIntervalMs ?? KEEPALIVE_INTERVAL_MS) * ((opts.keepaliveCountMax ?? KEEPALIVE_COUNT_MAX) + 1);
   const shell = new SshShell(client.client, { label, hostKey: client.verdict.info, keepaliveWindowMs });
   try {
@@ -68,7 +80,7 @@ async function handshake(
   opts: SshConnectOptions,
 ): Promise<{ client: ClientType; verdict: HostKeyVerdict }> {
   const name = knownHostsName(target.hostKeyName, target.port);
-  const entries = lookupKnownHosts(target.knownHostsFiles, name);
+  const entries = lookupKnownHosts(opts.trustStore ? [...target.knownHostsFiles, opts.trustStore] : target.knownHostsFiles, name);
   // When the host is known, ask for the key types on record, so a host that has several keys
   // shows the one we can check (as OpenSSH does).
   const knownAlgos = [...new Set(entries.filter((e) => !e.revoked).flatMap((e) => hostKeyAlgorithmsFor(e.type)))];
@@ -131,6 +143,12 @@ async function handshake(
       fail(new SshConnectError('OTHER', `Cannot connect to ${label}: ${(err as Error).message}`));
     }
   });
+}
+
+/** Appends a host's key line to the trust store (made 0600, as ssh keeps known_hosts private). */
+function recordHostKey(file: string, line: string): void {
+  fs.mkdirSync(localPath.dirname(file), { recursive: true, mode: 0o700 });
+  fs.appendFileSync(file, `${line}\n`, { mode: 0o600 });
 }
 
 /** One round trip: the remote home, which tools the host has, and the work folder made. */

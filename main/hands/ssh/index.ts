@@ -52,3 +52,11 @@ export const sshHandKind: SshHandKind = {
     return `ssh ${targetLabel(config)}`;
   },
 };
+
+/**
+ * The SSH kind as the host uses it: host keys first seen are remembered in `trustStore` (a
+ * known_hosts file of Corral's), so a host whose key changes later is refused.
+ */
+export function sshHandKindWithTrustStore(trustStore: string): SshHandKind {
+  return { ...sshHandKind, connect: (config, ctx) => sshHandKind.connect(config, { trustStore, ...ctx }) };
+}

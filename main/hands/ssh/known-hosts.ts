@@ -30,6 +30,8 @@ export interface HostKeyInfo {
   knownHostsName: string;
   /** A known_hosts line for this key, for a later "trust this host" step. */
   knownHostsLine: string;
+  /** Set when this connection was the first: the key was added to this trust store file. */
+  recordedIn?: string;
 }
 
 /** `host` for port 22, else `[host]:port` — how OpenSSH names a host in known_hosts. */

@@ -56,6 +56,12 @@ export class SshShell implements RemoteShell {
     client.on('close', () => this.markLost(`the connection to ${this.label} closed`));
   }
 
+  /** The host key for the log: its fingerprint, and whether it was known or first seen now. */
+  get facts(): Record<string, unknown> {
+    const k = this.hostKey;
+    return { host_key: { type: k.type, fingerprint: k.fingerprint, known: k.known, first_seen: k.recordedIn !== undefined } };
+  }
+
   /** The remote home folder, found at connect. */
   get home(): string {
     return this.home_;

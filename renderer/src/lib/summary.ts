@@ -30,7 +30,10 @@ const DESCRIBERS: Record<string, Describe> = {
   'hand.provisioning': (e) => ({ text: `${hand(e)}: provisioning${str(e.kind) ? ` (${str(e.kind)})` : ''}…` }),
   'hand.ready': (e) => ({
     text: [`${hand(e)} ready${num(e.duration_ms) === undefined ? '' : ` in ${duration(num(e.duration_ms)!)}`}`, str(e.kind), str(e.description)].filter(Boolean).join(' · '),
+    note: firstSeenKey(e.host_key),
   }),
+  'hand.resource_applied': (e) => ({ text: `${hand(e)}: ${str(e.url) ?? 'repository'} cloned into ${str(e.path) ?? '?'}`, note: str(e.cloned_on) ? `on ${str(e.cloned_on)}` : undefined }),
+  'hand.resource_failed': (e) => ({ text: `${hand(e)}: could not clone ${str(e.url) ?? 'a repository'}: ${str(e.error) ?? 'no reason given'}`, tone: 'error' }),
   'hand.lost': (e) => ({ text: `${hand(e)} lost: ${str(e.reason) ?? 'no reason given'}`, tone: 'error' }),
   'hand.attached': (e) => ({ text: `${hand(e)} attached${str(e.environment_id) ? ` (environment ${str(e.environment_id)})` : ''}` }),
   'hand.released': (e) => ({ text: `${hand(e)} released` }),
@@ -50,6 +53,14 @@ const DESCRIBERS: Record<string, Describe> = {
   }),
   'span.model_request_end': modelRequestEnd,
 };
+
+/** A host key seen for the first time is worth a glance (it was trusted on first use). */
+function firstSeenKey(v: unknown): string | undefined {
+  const k = v as { first_seen?: unknown; fingerprint?: unknown } | undefined;
+  if (k?.first_seen !== true) return undefined;
+  const fingerprint = str(k.fingerprint);
+  return `new host key${fingerprint ? ` ${fingerprint}` : ''} remembered`;
+}
 
 /** What an event holds, as one line plus decorations. */
 export function summarise(event: UiEvent): Summary {
