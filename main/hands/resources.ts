@@ -117,8 +117,9 @@ async function cloneOnHand(repo: RepoResource, dest: string, hand: Hand, signal?
 
 async function clone(repo: RepoResource, dir: string, signal?: AbortSignal): Promise<void> {
   const branch = repo.checkout?.type === 'branch' ? ['--branch', repo.checkout.name] : [];
-  // `--` keeps a URL that starts with '-' from being read as an option.
-  await run('git', ['clone', '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone' });
+  // The files go to the hand byte for byte as committed: no CRLF conversion (Git for Windows
+  // turns it on by default). `--` keeps a URL that starts with '-' from being read as an option.
+  await run('git', ['-c', 'core.autocrlf=false', 'clone', '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone' });
   if (repo.checkout?.type === 'commit') await run('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout' });
 }
 
@@ -128,7 +129,8 @@ function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes
     // No terminal prompts: a repository that needs a password fails now instead of hanging.
     const child = spawn(cmd, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '' },
+      // COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
       signal: opts.signal,
       timeout: CLONE_TIMEOUT_MS,
     });
