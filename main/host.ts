@@ -3,6 +3,7 @@ import type { Database } from 'better-sqlite3';
 import { AgentStore } from './catalog/agents';
 import { EnvironmentStore } from './catalog/environments';
 import { createUiService, type UiService } from './api/ui-service';
+import { lockDataDir } from './data-lock';
 import { openDatabase } from './session/db';
 import { listSessionIds } from './session/list';
 import { SessionLog } from './session/store';
@@ -26,6 +27,8 @@ export interface HostOptions {
   brains?: boolean | Pick<SupervisorOptions, 'spawn' | 'maxRestartsPerMinute'>;
   /** Remote hand kinds by environment type; default: ssh, docker and adb. */
   handKinds?: Record<string, RemoteHandKind<any>>;
+  /** Who this host is, for the error another host gets on the same data folder. */
+  what?: string;
 }
 
 /**
@@ -46,6 +49,16 @@ export interface Host {
 }
 
 export function createHost(opts: HostOptions): Host {
+  const unlock = lockDataDir(opts.dataDir, opts.what ?? `a Corral host (${path.basename(process.argv[1] ?? 'node')})`);
+  try {
+    return composeHost(opts, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+function composeHost(opts: HostOptions, unlock: () => void): Host {
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
   const log = new SessionLog(db);
   let brains: BrainSupervisor | undefined;
@@ -70,9 +83,13 @@ export function createHost(opts: HostOptions): Host {
     hands,
     brains,
     close: async () => {
-      await brains?.stop();
-      await hands.disposeAll();
-      db.close();
+      try {
+        await brains?.stop();
+        await hands.disposeAll();
+        db.close();
+      } finally {
+        unlock();
+      }
     },
   };
 }

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const port = Number(values.port ?? process.env.CORRAL_PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port must be 0-65535, got '${values.port}'`);
   const dataDir = resolveDataDir(values.data);
-  const host = createHost({ dataDir, brains: true });
+  const host = createHost({ dataDir, brains: true, what: 'corral serve' });
   const { key, source } = loadOrCreateApiKey(dataDir);
   const here = path.dirname(fileURLToPath(import.meta.url));
   const server = await startServer(host, {

@@ -41,7 +41,7 @@ if (!app.requestSingleInstanceLock()) {
 function start(): void {
   const dataDir = path.resolve(dataDirFlag(process.argv) ?? process.env.CORRAL_DATA ?? app.getPath('userData'));
   try {
-    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined, brains: true });
+    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined, brains: true, what: 'the Corral desktop app' });
   } catch (err) {
     fail(err, `Could not open the data folder ${dataDir}.`);
     return;
