@@ -32,11 +32,13 @@ fi
 if command -v head >/dev/null 2>&1; then exec head -c $((max + 1)) < "$f"; fi
 exec cat < "$f"`;
 
+// Every way out reads all of stdin first: an exec that ends with stdin unread loses its stderr
+// on Podman (see DRAINED in process-group.ts), and with it the reason the write failed.
 const WRITE = `f=$1
-if [ -d "$f" ]; then echo "corral:EISDIR" >&2; exit ${CHECKED}; fi
+if [ -d "$f" ]; then echo "corral:EISDIR" >&2; cat >/dev/null 2>&1; exit ${CHECKED}; fi
 d=\${f%/*}
-if [ -n "$d" ] && [ ! -d "$d" ]; then mkdir -p "$d" || exit ${CHECKED + 1}; fi
-exec cat > "$f"`;
+if [ -n "$d" ] && [ ! -d "$d" ]; then mkdir -p "$d" || { cat >/dev/null 2>&1; exit ${CHECKED + 1}; }; fi
+cat > "$f" || { r=$?; cat >/dev/null 2>&1; exit $r; }`;
 
 const mb = (n: number) => (n < 1024 * 1024 ? `${n.toLocaleString('en-US')} bytes` : `${(n / 1024 / 1024).toFixed(1)} MiB`);
 

@@ -11,15 +11,34 @@
 
 const MARK = 'corral-pgid:';
 
-/** argv for `sh -c command` under the wrapper. */
-export function wrappedCommand(command: string): string[] {
+/**
+ * With stdin, the command runs under a shell that afterwards reads whatever stdin it left
+ * unread (both stay in the one process group). Podman needs this: when an exec ends with stdin
+ * still unread, its attach socket is reset, and Podman then writes "Error: read unixpacket
+ * ...: connection reset by peer" into the command's stderr and may drop the command's output
+ * (about half the time for `head -c 5` fed 1 MB). Docker needs nothing, and loses nothing by it.
+ * The shell's own stderr is /dev/null (the command gets the real one back through fd 3), so it
+ * adds nothing to the output, such as "Killed" when the command dies of SIGKILL.
+ */
+const DRAINED = [
+  'exec 3>&2 2>/dev/null',
+  `/bin/sh -c 'exec 2>&3 3>&-; exec /bin/sh -c "$1"' sh "$1"`,
+  'r=$?',
+  'cat >/dev/null',
+  'exit $r',
+].join('\n');
+
+/** argv for `sh -c command` under the wrapper; `drainStdin` when the exec is given stdin. */
+export function wrappedCommand(command: string, opts: { drainStdin?: boolean } = {}): string[] {
+  // The drained form's script is the wrapper's $2.
+  const run = opts.drainStdin ? '/bin/sh -c "$2" sh "$1"' : '/bin/sh -c "$1"';
   const script = [
     `echo "${MARK}$$" >&2`,
     'g=; read -r _ _ _ _ g _ </proc/$$/stat 2>/dev/null',
-    'if [ -n "$g" ] && [ "$g" != "$$" ] && command -v setsid >/dev/null 2>&1; then exec setsid /bin/sh -c "$1"; fi',
-    'exec /bin/sh -c "$1"',
+    `if [ -n "$g" ] && [ "$g" != "$$" ] && command -v setsid >/dev/null 2>&1; then exec setsid ${run}; fi`,
+    `exec ${run}`,
   ].join('\n');
-  return ['/bin/sh', '-c', script, 'sh', command];
+  return ['/bin/sh', '-c', script, 'sh', command, ...(opts.drainStdin ? [DRAINED] : [])];
 }
 
 /** argv that kills process group `pgid` (TERM, then KILL after `graceMs`). */

@@ -46,15 +46,7 @@ export function containerName(label: string): string {
   return `corral-${base ? `${base}-` : ''}${crypto.randomBytes(4).toString('hex')}`;
 }
 
-export async function provisionContainer(
-  docker: Docker,
-  endpoint: string,
-  config: DockerConfig,
-  limits: HostLimits,
-  label: string,
-  signal?: AbortSignal,
-): Promise<Docker.Container> {
-  const image = config.image;
+async function checkImage(docker: Docker, endpoint: string, image: string, signal?: AbortSignal): Promise<void> {
   try {
     await withDeadline(docker.getImage(image).inspect(), 30_000, signal);
   } catch (err) {
@@ -66,6 +58,38 @@ export async function provisionContainer(
     }
     throw new DockerProvisionError(`Cannot look up the image '${image}' on the Docker engine at ${endpoint}: ${engineWords(err)}`);
   }
+}
+
+/**
+ * Docker refuses a cpus limit above the engine machine's CPU count; Podman accepts it, and the
+ * limit then limits nothing. Checked here against the engine's own count (`NCPU` of /info, which
+ * both report) so every engine gives the same clear error. An engine that does not say is not checked.
+ */
+async function checkCpus(docker: Docker, endpoint: string, config: DockerConfig, limits: HostLimits, signal?: AbortSignal): Promise<void> {
+  if (limits.NanoCpus === undefined) return;
+  let ncpu: unknown;
+  try {
+    ncpu = ((await withDeadline(docker.info(), 30_000, signal)) as { NCPU?: unknown }).NCPU;
+  } catch {
+    signal?.throwIfAborted();
+    return;
+  }
+  if (typeof ncpu === 'number' && ncpu > 0 && limits.NanoCpus > ncpu * 1e9) {
+    throw new DockerConfigError(`cpus ${config.cpus} is more than the ${ncpu} CPUs of the Docker engine at ${endpoint}`);
+  }
+}
+
+export async function provisionContainer(
+  docker: Docker,
+  endpoint: string,
+  config: DockerConfig,
+  limits: HostLimits,
+  label: string,
+  signal?: AbortSignal,
+): Promise<Docker.Container> {
+  const image = config.image;
+  // Both questions at once: Podman's /info takes a moment.
+  await Promise.all([checkImage(docker, endpoint, image, signal), checkCpus(docker, endpoint, config, limits, signal)]);
 
   let container: Docker.Container;
   try {

@@ -9,6 +9,7 @@ import { describeConnectError } from './engine';
 import { startExec, type RawOutcome } from './exec';
 import { readFileVia, writeFileVia, type Collected } from './files';
 import type { Lifeline } from './lifeline';
+import { OomCount } from './oom';
 import { killCommand, PgidFilter, wrappedCommand } from './process-group';
 import { ContainerWatch } from './watch';
 
@@ -21,6 +22,7 @@ const CLOSE_TIMEOUT_MS = 10_000;
 
 export class DockerShell implements RemoteShell {
   private closing: Promise<void> | undefined;
+  private readonly oom: OomCount;
 
   constructor(
     private readonly docker: Docker,
@@ -28,7 +30,9 @@ export class DockerShell implements RemoteShell {
     readonly endpoint: string,
     private readonly watch: ContainerWatch,
     private readonly life: Lifeline,
-  ) {}
+  ) {
+    this.oom = new OomCount(docker, container);
+  }
 
   get lostReason(): string | undefined {
     return this.life.lostReason;
@@ -46,7 +50,7 @@ export class DockerShell implements RemoteShell {
     let settled = false;
     const output = (c: Buffer, s: 'stdout' | 'stderr') => settled || opts.onOutput?.(c, s);
     const stderr = new PgidFilter((c) => output(c, 'stderr'));
-    const run = startExec(this.docker, this.container, wrappedCommand(command), {
+    const run = startExec(this.docker, this.container, wrappedCommand(command, { drainStdin: opts.stdin !== undefined }), {
       cwd: opts.cwd,
       stdin: opts.stdin,
       onStdout: (c) => output(c, 'stdout'),
@@ -110,10 +114,16 @@ export class DockerShell implements RemoteShell {
       opts.onOutput?.(Buffer.from(`[the Docker engine refused the command: ${describeConnectError(r.error)}]\n`), 'stderr');
       return { exitCode: null };
     }
-    if (r.exitCode === 137 && this.watch.oomSince(started)) {
-      opts.onOutput?.(Buffer.from('[killed: the container ran out of memory]\n'), 'stderr');
+    if (r.exitCode === 137 && opts.onOutput && (await this.killedForMemory(started))) {
+      opts.onOutput(Buffer.from('[killed: the container ran out of memory]\n'), 'stderr');
     }
     return { exitCode: r.exitCode };
+  }
+
+  /** An engine that sends `oom` events (Docker) is believed; one that never has (Podman) is checked in the cgroup. */
+  private async killedForMemory(started: number): Promise<boolean> {
+    if (this.watch.oomSince(started)) return true;
+    return !this.watch.sentOom && (await this.oom.grew());
   }
 
   /** Kills the command's process group inside the container (TERM, then KILL a second later). */

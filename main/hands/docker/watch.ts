@@ -82,6 +82,11 @@ export class ContainerWatch {
     return this.lastOom >= since;
   }
 
+  /** Whether this engine has sent an `oom` event for the container yet (Podman 4.3 never does while it lives). */
+  get sentOom(): boolean {
+    return this.lastOom > 0;
+  }
+
   private recentOom(): boolean {
     return Date.now() - this.lastOom < 5_000;
   }
@@ -126,7 +131,8 @@ export class ContainerWatch {
     const attrs = ev.Actor?.Attributes ?? {};
     if (action === 'oom') this.lastOom = Date.now();
     else if (action === 'die') this.life.markLost(exitReason(Number(attrs.exitCode ?? attrs.containerExitCode ?? -1), this.recentOom()));
-    else if (action === 'destroy') this.life.markLost('the container was removed');
+    // Podman says `remove` where Docker says `destroy`.
+    else if (action === 'destroy' || action === 'remove') this.life.markLost('the container was removed');
   }
 
   /** The event stream ended: the engine went away, or just closed it. */
