@@ -73,15 +73,18 @@ async function main() {
   targets.push(remote(sshHandKind, { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST!, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER!, identity_file: ssh.CORRAL_TEST_SSH_KEY! } as never));
   const docker = envOf('docker');
   targets.push(remote(dockerHandKind, { type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE!, docker_host: docker.CORRAL_TEST_DOCKER_HOST! } as never));
+  const podman = envOf('podman');
+  const onPodman = remote(dockerHandKind, { type: 'docker', image: podman.CORRAL_TEST_PODMAN_IMAGE!, docker_host: podman.CORRAL_TEST_PODMAN_HOST! } as never);
+  targets.push({ ...onPodman, kind: `${onPodman.kind} (Podman)` });
   const adb = envOf('adb');
   targets.push(remote(adbHandKind, { type: 'adb', serial: adb.CORRAL_TEST_ADB_SERIAL!, adb_port: Number(adb.ANDROID_ADB_SERVER_PORT) } as never));
-  console.log('kind                                     provision p50 / p95          bash echo round trip p50 / p95');
+  console.log('kind                                         provision p50 / p95          bash echo round trip p50 / p95');
   for (const t of targets) {
     try {
       const r = await measure(t);
-      console.log(`${t.kind.padEnd(40)} ${`${fmt(percentile(r.provision, 50), 1)} / ${fmt(percentile(r.provision, 95), 1)} ms`.padEnd(28)} ${fmt(percentile(r.echo, 50), 2)} / ${fmt(percentile(r.echo, 95), 2)} ms`);
+      console.log(`${t.kind.padEnd(44)} ${`${fmt(percentile(r.provision, 50), 1)} / ${fmt(percentile(r.provision, 95), 1)} ms`.padEnd(28)} ${fmt(percentile(r.echo, 50), 2)} / ${fmt(percentile(r.echo, 95), 2)} ms`);
     } catch (err) {
-      console.log(`${t.kind.padEnd(40)} failed: ${err instanceof Error ? err.message : String(err)}`);
+      console.log(`${t.kind.padEnd(44)} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 }
