@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
-import { handsEnv } from '../helpers/hands-env';
+import { backendTurn, handsEnv } from '../helpers/hands-env';
 
 let t: BrainTestHost;
 let adb: Record<string, string>;
+let releaseTurn: (() => void) | undefined;
 beforeAll(async () => {
+  releaseTurn = await backendTurn('adb'); // adb.test.ts kills and revives the adb backend
   adb = handsEnv('adb');
   process.env.ANDROID_ADB_SERVER_PORT = adb.ANDROID_ADB_SERVER_PORT;
   t = await startBrainHost([
@@ -14,7 +16,10 @@ beforeAll(async () => {
     { blocks: [{ type: 'text', text: 'I can see the screen.' }] },
   ]);
 }, 180_000);
-afterAll(() => t?.close());
+afterAll(async () => {
+  await t?.close();
+  releaseTurn?.();
+});
 
 describe('an Android device as a session hand', () => {
   it('runs the built-in tools and returns a screenshot to the model as an image', async () => {

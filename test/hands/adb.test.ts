@@ -5,7 +5,7 @@
  * tests; device 2 (6556) is killed and revived by the death test.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -14,6 +14,7 @@ import { adbHandKind, AdbShell, pngSize, type AdbConfig } from '../../main/hands
 import { createShellHand } from '../../main/hands/remote/shell-hand';
 import { RemoteFileError, type RemoteShell } from '../../main/hands/remote/types';
 import type { Hand } from '../../main/hands/types';
+import { backendTurn } from '../helpers/hands-env';
 import { SCREEN_HEIGHT, SCREEN_RGB, SCREEN_WIDTH, startAdbDevice } from '../fixtures/adb-device';
 
 const root = path.resolve(__dirname, '../..');
@@ -29,7 +30,7 @@ let config: AdbConfig;
 let shell: AdbShell;
 let hand: Hand;
 const opened: RemoteShell[] = [];
-let lockHolder: ChildProcess | undefined;
+let releaseTurn: (() => void) | undefined;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -102,23 +103,9 @@ function decodePng(buf: Buffer): { width: number; height: number; pixels: Buffer
   return { width, height, pixels };
 }
 
-/**
- * The devices and the server are shared (fixed ports) and this file kills and revives them, so
- * two runs of it (say, two people running the suite) take turns: a lock held by a child process
- * for as long as this file runs, released when its stdin closes (also if this process dies).
- */
-async function takeTurn(): Promise<void> {
-  fs.mkdirSync('/tmp/corral-hands/adb', { recursive: true });
-  lockHolder = spawn('flock', ['/tmp/corral-hands/adb/.test-lock', 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    lockHolder!.stdout!.once('data', () => resolve());
-    lockHolder!.once('error', reject);
-    lockHolder!.once('exit', (code) => reject(new Error(`flock exited with ${code}`)));
-  });
-}
-
 beforeAll(async () => {
-  await takeTurn();
+  // This file kills and revives the devices and the server: the other adb tests wait their turn.
+  releaseTurn = await backendTurn('adb');
   const out = execFileSync('bash', [script, 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 120_000 });
   env = Object.fromEntries([...out.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
   serverPort = Number(env.ANDROID_ADB_SERVER_PORT);
@@ -137,7 +124,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(opened.map((s) => s.close()));
-  lockHolder?.stdin?.end();
+  releaseTurn?.();
 });
 
 describe('the test device (fixture) with the real adb CLI', () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoggedEvent } from '../../main/session/types';
 import type { RecordedRequest, Reply } from '../fixtures/model-server';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
-import { handsEnv } from '../helpers/hands-env';
+import { handsEnv, withBackendTurn } from '../helpers/hands-env';
 
 /**
  * A hand that dies mid-command, through a whole session: the call becomes an error result within
@@ -33,7 +33,7 @@ function scriptFor(req: RecordedRequest): Reply {
 
 async function runAndKill(
   environmentId: string,
-  kill: () => Promise<void> | void,
+  kill: (sessionId: string) => Promise<void> | void,
   afterError: () => void = () => {},
 ): Promise<{ events: LoggedEvent[]; errorAfterMs: number }> {
   const { session } = t.host.log.createSession({ environment_id: environmentId, record: { agent: { model: { id: 'm' }, tools: [{ type: 'agent_toolset_20260401' }] } } });
@@ -41,7 +41,7 @@ async function runAndKill(
   while (!t.events(session.id).some((e) => e.type === 'hand.ready')) await new Promise((r) => setTimeout(r, 20));
   await new Promise((r) => setTimeout(r, 500)); // the command is running
   const killedAt = Date.now();
-  await kill();
+  await kill(session.id);
   while (!t.events(session.id).some((e) => e.type === 'agent.tool_result')) await new Promise((r) => setTimeout(r, 20));
   const errorAfterMs = Date.now() - killedAt;
   afterError();
@@ -66,9 +66,10 @@ describe('a hand that dies mid-command', () => {
     const env = t.host.environments.create({ name: 'box', config: { type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE, docker_host: docker.CORRAL_TEST_DOCKER_HOST }, metadata: {}, description: null });
     const engine = new Docker({ socketPath: docker.CORRAL_TEST_DOCKER_HOST!.replace('unix://', '') });
     let killed = '';
-    const { events, errorAfterMs } = await runAndKill(env.id, async () => {
-      const list = await engine.listContainers({ filters: { label: ['corral.hand=1'] } });
-      const mine = list.find((c) => String(c.Labels['corral.label'] ?? '').endsWith('/main') && c.State === 'running');
+    const { events, errorAfterMs } = await runAndKill(env.id, async (sessionId) => {
+      // This session's container only: other test files run containers on the same engine.
+      const list = await engine.listContainers({ filters: { label: [`corral.label=${sessionId}/main`] } });
+      const mine = list.find((c) => c.State === 'running');
       killed = mine!.Id;
       await engine.getContainer(mine!.Id).kill();
     });
@@ -83,11 +84,14 @@ describe('a hand that dies mid-command', () => {
       ? { type: 'ssh', host: nsHost, port: Number(ssh.CORRAL_TEST_SSH_NS_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY }
       : { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY };
     const env = t.host.environments.create({ name: 'pi', config, metadata: {}, description: null });
-    const { events, errorAfterMs } = await runAndKill(env.id, () => {
-      execFileSync('bash', [script, nsHost ? 'kill-ns' : 'kill-sessions'], { stdio: 'ignore' });
-      // The host comes back (a reboot): the next call's fresh hand connects to it.
-      execFileSync('bash', [script, 'start'], { stdio: 'ignore' });
-    });
+    // ssh.test.ts kills, freezes and cuts the same hosts: not at the same time.
+    const { events, errorAfterMs } = await withBackendTurn('ssh', () =>
+      runAndKill(env.id, () => {
+        execFileSync('bash', [script, nsHost ? 'kill-ns' : 'kill-sessions'], { stdio: 'ignore' });
+        // The host comes back (a reboot): the next call's fresh hand connects to it.
+        execFileSync('bash', [script, 'start'], { stdio: 'ignore' });
+      }),
+    );
     expectRecovered(events, errorAfterMs);
   }, 120_000);
 
@@ -100,9 +104,12 @@ describe('a hand that dies mid-command', () => {
       return 'blocks' in reply && JSON.stringify(reply).includes('alive again') ? { ...reply, firstTokenDelayMs: 4000 } : reply;
     });
     const env = t.host.environments.create({ name: 'phone', config: { type: 'adb', serial, adb_port: Number(adb.ANDROID_ADB_SERVER_PORT) }, metadata: {}, description: null });
-    const { events, errorAfterMs } = await runAndKill(env.id, () => {
-      process.kill(Number(fs.readFileSync(adb.CORRAL_TEST_ADB_PIDFILE2!, 'utf8').trim()), 'SIGKILL');
-    }, () => execFileSync('bash', [script, 'revive', serial.split(':')[1]!], { stdio: 'ignore' }));
+    // adb.test.ts kills and revives the same device (and the server): not at the same time.
+    const { events, errorAfterMs } = await withBackendTurn('adb', () =>
+      runAndKill(env.id, () => {
+        process.kill(Number(fs.readFileSync(adb.CORRAL_TEST_ADB_PIDFILE2!, 'utf8').trim()), 'SIGKILL');
+      }, () => execFileSync('bash', [script, 'revive', serial.split(':')[1]!], { stdio: 'ignore' })),
+    );
     expectRecovered(events, errorAfterMs);
     t.model.setScript(scriptFor);
   }, 120_000);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest, Reply } from '../fixtures/model-server';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
-import { handsEnv } from '../helpers/hands-env';
+import { handsEnv, withBackendTurn } from '../helpers/hands-env';
 import { tmpDir } from '../helpers/tmp';
 import type { LoggedEvent } from '../../main/session/types';
 
@@ -74,10 +74,12 @@ describe('repositories of a session cloned into its hand', () => {
   }, 120_000);
 
   it('ssh: a branch, and the clone is a working git repository on the host', async () => {
-    const events = await sessionWith(
-      { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY },
-      { url: `file://${repo}`, checkout: { type: 'branch', name: 'dev' } },
-      'cat proj/README; git -C proj log --format=%s; git -C proj status --porcelain | wc -l',
+    const events = await withBackendTurn('ssh', () =>
+      sessionWith(
+        { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY },
+        { url: `file://${repo}`, checkout: { type: 'branch', name: 'dev' } },
+        'cat proj/README; git -C proj log --format=%s; git -C proj status --porcelain | wc -l',
+      ),
     );
     expect(events.find((e) => e.type === 'hand.resource_applied')).toMatchObject({ cloned_on: 'this machine' });
     const out = textOf(events.find((e) => e.type === 'agent.tool_result'));
@@ -85,7 +87,9 @@ describe('repositories of a session cloned into its hand', () => {
   }, 120_000);
 
   it('adb: the default branch lands on the device', async () => {
-    const events = await sessionWith({ type: 'adb', serial: adb.CORRAL_TEST_ADB_SERIAL, adb_port: Number(adb.ANDROID_ADB_SERVER_PORT) }, { url: `file://${repo}` });
+    const events = await withBackendTurn('adb', () =>
+      sessionWith({ type: 'adb', serial: adb.CORRAL_TEST_ADB_SERIAL, adb_port: Number(adb.ANDROID_ADB_SERVER_PORT) }, { url: `file://${repo}` }),
+    );
     expect(events.find((e) => e.type === 'hand.resource_applied')).toMatchObject({ cloned_on: 'this machine' });
     expect(textOf(events.find((e) => e.type === 'agent.tool_result'))).toMatch(/^second on main\nran\n\.git\n/);
   }, 120_000);

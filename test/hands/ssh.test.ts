@@ -17,6 +17,7 @@ import { createShellHand } from '../../main/hands/remote/shell-hand';
 import { RemoteFileError } from '../../main/hands/remote/types';
 import { connectSsh, listSshConfigHosts, sshHandKind, SshConnectError, type SshConfig, type SshConnectOptions, type SshShell } from '../../main/hands/ssh';
 import { tmpDir } from '../helpers/tmp';
+import { backendTurn } from '../helpers/hands-env';
 
 // The API's `ssh` environment config is what the kind takes.
 type ApiSshConfig = Extract<EnvironmentConfigParam, { type: 'ssh' }>;
@@ -104,7 +105,10 @@ async function rejection(p: Promise<unknown>): Promise<SshConnectError> {
   throw new Error('expected the connect to fail');
 }
 
-beforeAll(() => {
+let releaseTurn: (() => void) | undefined;
+beforeAll(async () => {
+  // This file kills, freezes and cuts the hosts: other files' SSH sessions wait their turn.
+  releaseTurn = await backendTurn('ssh');
   envScript('start');
   env = {};
   for (const m of fs.readFileSync(ENV_FILE, 'utf8').matchAll(/^export (\w+)='?([^'\n]*)'?$/gm)) env[m[1]!] = m[2]!;
@@ -127,6 +131,7 @@ afterAll(() => {
       // best effort
     }
   }
+  releaseTurn?.();
 });
 
 describe('the SSH hand kind', () => {

@@ -3,17 +3,22 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest, Reply } from '../fixtures/model-server';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
-import { handsEnv } from '../helpers/hands-env';
+import { backendTurn, handsEnv } from '../helpers/hands-env';
 
 let t: BrainTestHost;
 let ssh: Record<string, string>;
 let docker: Record<string, string>;
+let releaseTurn: (() => void) | undefined;
 beforeAll(async () => {
+  releaseTurn = await backendTurn('ssh'); // ssh.test.ts kills and freezes the SSH hosts
   ssh = handsEnv('ssh');
   docker = handsEnv('docker');
   t = await startBrainHost(script);
 }, 180_000);
-afterAll(() => t?.close());
+afterAll(async () => {
+  await t?.close();
+  releaseTurn?.();
+});
 
 /** The model: on its first turn works on both hands; a borrower reads what was left on the box. */
 function script(req: RecordedRequest): Reply {
