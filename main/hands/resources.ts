@@ -39,8 +39,8 @@ export function repoTarget(mountPath: string | undefined, url: string): string {
  * Applies a session's resources to a freshly provisioned hand. Each repository is cloned on this
  * machine (which has the network and, later, the credentials; a container without network or a
  * phone without git needs neither) and unpacked on a remote hand from a tar; should that fail
- * (no route from here, no tar there), the hand clones it itself. Each outcome is logged; a failure does not stop the
- * hand from being used.
+ * (no route from here, no tar there), the hand clones it itself. Each outcome is logged; a
+ * failure does not stop the hand from being used.
  */
 export async function applyResources(log: SessionLog, sessionId: string, handName: string, target: ResourceTarget, signal?: AbortSignal): Promise<void> {
   const resources = (log.getSession(sessionId).record.resources ?? []) as { type: string }[];
