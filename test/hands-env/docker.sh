@@ -94,28 +94,10 @@ start_engine() {
 
 build_image() {
   if docker_ image inspect "$IMAGE" >/dev/null 2>&1; then return 0; fi
-  local bb
-  bb=$(command -v busybox || true)
-  [ -x /bin/busybox ] && bb=/bin/busybox
-  [ -n "$bb" ] || die "busybox not found: apt-get install -y busybox-static"
-  # ldd fails on a static binary; Debian's plain `busybox` package is dynamic and useless in an empty image.
-  if ldd "$bb" >/dev/null 2>&1; then die "$bb is not statically linked: apt-get install -y busybox-static"; fi
-  local dir
-  dir=$(mktemp -d "$BASE/rootfs.XXXXXX")
-  mkdir -p "$dir/bin" "$dir/etc" "$dir/tmp" "$dir/root" "$dir/work" "$dir/proc" "$dir/sys" "$dir/dev"
-  chmod 1777 "$dir/tmp"
-  cp "$bb" "$dir/bin/busybox"
-  local applet
-  for applet in $("$bb" --list); do
-    [ "$applet" = busybox ] || ln -sf busybox "$dir/bin/$applet"
-  done
-  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$dir/etc/passwd"
-  printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/etc/group"
-  if ! tar -C "$dir" -c . | docker_ import -c 'ENV PATH=/bin' - "$IMAGE" >/dev/null; then
-    rm -rf "$dir"
+  # The root filesystem is made by busybox-rootfs.sh (shared with the other engine's script).
+  if ! bash "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/busybox-rootfs.sh" | docker_ import -c 'ENV PATH=/bin' - "$IMAGE" >/dev/null; then
     die "docker import of $IMAGE failed"
   fi
-  rm -rf "$dir"
 }
 
 write_env() {
