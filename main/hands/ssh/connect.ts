@@ -58,8 +58,14 @@ export async function connectSsh(config: SshConfig, opts: SshConnectOptions = {}
 
   const client = await handshake(target, label, creds, readyTimeout, opts);
   if (opts.trustStore && !client.verdict.info.known) {
-    recordHostKey(opts.trustStore, client.verdict.info.knownHostsLine);
-    client.verdict.info.recordedIn = opts.trustStore;
+    try {
+      recordHostKey(opts.trustStore, client.verdict.info.knownHostsLine);
+      client.verdict.info.recordedIn = opts.trustStore;
+    } catch (err) {
+      // Not remembered (hand.ready then shows first_seen: false with known: false); the
+      // connection itself is as good as before.
+      console.warn(`corral: could not record the host key of ${label} in ${opts.trustStore}: ${(err as Error).message}`);
+    }
   }
   const keepaliveWindowMs = (opts.keepaliveIntervalMs ?? KEEPALIVE_INTERVAL_MS) * ((opts.keepaliveCountMax ?? KEEPALIVE_COUNT_MAX) + 1);
   const shell = new SshShell(client.client, { label, hostKey: client.verdict.info, keepaliveWindowMs });
