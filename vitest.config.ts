@@ -1,15 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
-// Timing tests (test/timing) run alone, after the rest: `npm run test:timing`.
-const timing = process.env.VITEST_TIMING === '1';
+// Tests that must run alone (test/alone: timing measurements, and tests that replace a shared
+// backend's artefacts) run after the rest, one file at a time: `npm run test:alone`.
+const alone = process.env.VITEST_ALONE === '1';
 
 export default defineConfig({
   test: {
-    include: timing ? ['test/timing/**/*.test.ts'] : ['test/**/*.test.ts', 'main/**/*.test.ts'],
-    exclude: timing ? [] : ['test/timing/**', '**/node_modules/**'],
+    include: alone ? ['test/alone/**/*.test.ts'] : ['test/**/*.test.ts', 'main/**/*.test.ts'],
+    exclude: alone ? [] : ['test/alone/**', '**/node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // Tests that start servers and child processes share 2 cores; keep parallelism modest.
-    maxWorkers: timing ? 1 : 2,
+    maxWorkers: alone ? 1 : 2,
   },
 });

@@ -4,6 +4,7 @@
 #   bash test/hands-env/adb.sh start         # idempotent: server on 15037, devices on 6555 and 6556, connected
 #   bash test/hands-env/adb.sh revive PORT   # after a device died: start its daemon again and reconnect it
 #   bash test/hands-env/adb.sh stop          # stops the devices and the server
+#   bash test/hands-env/adb.sh purge         # stop, then remove /tmp/corral-hands/adb (devices' files, keys)
 #
 # Needs: apt-get install -y -o DPkg::Lock::Timeout=600 adb   (and node; run from anywhere)
 # Writes /tmp/corral-hands/adb.env and prints it:
@@ -257,8 +258,18 @@ case "${1:-}" in
     lock
     stop_all
     ;;
+  purge)
+    lock
+    stop_all
+    exec 9>&-
+    # The jails' mounts live in the daemons' private mount namespaces, gone with them; only
+    # folders remain here.
+    rm -rf "$D" "$ENV_FILE"
+    rmdir "$BASE" 2>/dev/null || true
+    echo "adb test backend purged"
+    ;;
   *)
-    echo "usage: $0 start|revive PORT|stop" >&2
+    echo "usage: $0 start|revive PORT|stop|purge" >&2
     exit 2
     ;;
 esac

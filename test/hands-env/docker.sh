@@ -10,12 +10,17 @@
 #             export CORRAL_TEST_DOCKER_IMAGE=corral-test/busybox:latest
 #           About 1 s the first time, 0.1 s when already up.
 #   stop    stop that dockerd (its containers stop with it).
+#   purge   stop, then remove everything start made: the image, dockerd's data root,
+#           /tmp/corral-hands/docker and the env file (the next start is a cold one).
 #   env     print the env file.
 #
 # Packages: docker.io busybox-static (installed here when dockerd or busybox is missing).
 # Logs: /tmp/corral-hands/docker/dockerd.log.
 set -euo pipefail
 
+# Absolute, taken before anything changes directory.
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+HERE=$(dirname "$SELF")
 BASE=/tmp/corral-hands
 D=$BASE/docker
 SOCK=$D/docker.sock
@@ -92,12 +97,41 @@ start_engine() {
   die "dockerd API did not answer within 30 s; see $LOG"
 }
 
+# The image works: a container from it runs /bin/sh. Existing under the name is not enough: a
+# failed import can still leave an image behind.
+image_works() { # image
+  docker_ run --rm --network none "$1" /bin/sh -c true >/dev/null 2>&1
+}
+
+# Builds the image into a temporary name, checks it, then tags it: a failed build leaves nothing
+# behind under either name.
 build_image() {
-  if docker_ image inspect "$IMAGE" >/dev/null 2>&1; then return 0; fi
-  # The root filesystem is made by busybox-rootfs.sh (shared with the other engine's script).
-  if ! bash "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/busybox-rootfs.sh" | docker_ import -c 'ENV PATH=/bin' - "$IMAGE" >/dev/null; then
+  if docker_ image inspect "$IMAGE" >/dev/null 2>&1; then
+    if image_works "$IMAGE"; then return 0; fi
+    echo "docker.sh: $IMAGE exists but cannot run /bin/sh: removing it and building it again" >&2
+    docker_ rmi -f "$IMAGE" >/dev/null 2>&1 || true
+  fi
+  local tmp=corral-test/busybox-build-$$:latest tar=$D/rootfs.$$.tar
+  # The root filesystem is made by busybox-rootfs.sh (shared with the other engine's script),
+  # into a file first: a failing maker must not reach the import as an empty stdin.
+  if ! bash "$HERE/busybox-rootfs.sh" >"$tar" || ! [ -s "$tar" ]; then
+    rm -f "$tar"
+    die "could not make the image's root filesystem (busybox-rootfs.sh failed)"
+  fi
+  if ! docker_ import -c 'ENV PATH=/bin' - "$tmp" <"$tar" >/dev/null; then
+    rm -f "$tar"
+    docker_ rmi -f "$tmp" >/dev/null 2>&1 || true
     die "docker import of $IMAGE failed"
   fi
+  rm -f "$tar"
+  if ! image_works "$tmp"; then
+    docker_ rmi -f "$tmp" >/dev/null 2>&1 || true
+    die "the freshly built $IMAGE cannot run /bin/sh -c true; see $LOG"
+  fi
+  docker_ tag "$tmp" "$IMAGE" && docker_ rmi "$tmp" >/dev/null || {
+    docker_ rmi -f "$tmp" "$IMAGE" >/dev/null 2>&1 || true
+    die "could not tag $IMAGE"
+  }
 }
 
 write_env() {
@@ -145,12 +179,26 @@ case "${1:-}" in
     flock -w 120 9 || die "could not take $D/.lock"
     stop_engine
     ;;
+  purge)
+    mkdir -p "$D"
+    exec 9>"$D/.lock"
+    flock -w 120 9 || die "could not take $D/.lock"
+    stop_engine >/dev/null
+    # containerd and shims of ours that outlived dockerd, then what is still mounted.
+    pkill -9 -f -- "--exec-root $D/exec" 2>/dev/null || true
+    pkill -9 -f -- "$D/exec/containerd" 2>/dev/null || true
+    unmount_leftovers
+    exec 9>&-
+    rm -rf "$D" "$ENV_FILE"
+    rmdir "$BASE" 2>/dev/null || true
+    echo "docker test backend purged"
+    ;;
   env)
     [ -f "$ENV_FILE" ] || die "no $ENV_FILE: run '$0 start' first"
     cat "$ENV_FILE"
     ;;
   *)
-    echo "usage: $0 start|stop|env" >&2
+    echo "usage: $0 start|stop|purge|env" >&2
     exit 2
     ;;
 esac

@@ -16,6 +16,8 @@
 #           The OCI runtime is runc when installed, else crun; CORRAL_TEST_PODMAN_RUNTIME=crun|runc
 #           picks one (at a cold start).
 #   stop    remove its containers and stop the service.
+#   purge   stop, then remove everything start made: the image, the storage, the configuration,
+#           /tmp/corral-hands/podman and the env file (the next start is a cold one).
 #   env     print the env file.
 #
 # Packages: podman runc busybox-static (installed here, --no-install-recommends, when missing;
@@ -28,6 +30,9 @@
 # defaults here are the hard limits of the shell that starts the service.
 set -euo pipefail
 
+# Absolute, taken before anything changes directory (start_service cds into $D).
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+HERE=$(dirname "$SELF")
 BASE=/tmp/corral-hands
 D=$BASE/podman
 SOCK=$D/podman.sock
@@ -214,14 +219,45 @@ start_service() {
   die "podman API did not answer within 15 s; see $LOG"
 }
 
+podman_() { podman --remote --url "$HOST" "$@"; }
+
+# The image works: a container from it runs /bin/sh. Existing under the name is not enough: a
+# failed import still leaves an image (podman import of an empty stdin makes a 1.1 kB one).
+image_works() { # image
+  podman_ run --rm --network none "$1" /bin/sh -c true >/dev/null 2>&1
+}
+
+# Builds the image into a temporary name, checks it, then tags it: a failed build leaves nothing
+# behind under either name.
 build_image() {
-  if podman image exists "$IMAGE" 2>/dev/null; then return 0; fi
+  if podman_ image exists "$IMAGE" 2>/dev/null; then
+    if image_works "$IMAGE"; then return 0; fi
+    echo "podman.sh: $IMAGE exists but cannot run /bin/sh: removing it and building it again" >&2
+    podman_ rmi -f "$IMAGE" >/dev/null 2>&1 || true
+  fi
   WORKED=1
-  # The root filesystem is made by busybox-rootfs.sh (shared with the other engine's script).
+  local tmp=corral-test/busybox-build-$$:latest tar=$D/rootfs.$$.tar
+  # The root filesystem is made by busybox-rootfs.sh (shared with the other engine's script),
+  # into a file first: a failing maker must not reach the import as an empty stdin.
+  if ! bash "$HERE/busybox-rootfs.sh" >"$tar" || ! [ -s "$tar" ]; then
+    rm -f "$tar"
+    die "could not make the image's root filesystem (busybox-rootfs.sh failed)"
+  fi
   # Through the service (--remote), so it sees the image at once.
-  if ! bash "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/busybox-rootfs.sh" | podman --remote --url "$HOST" import -q -c 'ENV PATH=/bin' - "$IMAGE" >/dev/null; then
+  if ! podman_ import -q -c 'ENV PATH=/bin' - "$tmp" <"$tar" >/dev/null; then
+    rm -f "$tar"
+    podman_ rmi -f "$tmp" >/dev/null 2>&1 || true
     die "podman import of $IMAGE failed"
   fi
+  rm -f "$tar"
+  if ! image_works "$tmp"; then
+    podman_ rmi -f "$tmp" >/dev/null 2>&1 || true
+    die "the freshly built $IMAGE cannot run /bin/sh -c true; see $LOG"
+  fi
+  podman_ tag "$tmp" "$IMAGE" && podman_ rmi "$tmp" >/dev/null || {
+    podman_ rmi -f "$tmp" "$IMAGE" >/dev/null 2>&1 || true
+    die "could not tag $IMAGE"
+  }
   step image
 }
 
@@ -270,12 +306,24 @@ case "${1:-}" in
     flock -w 120 9 || die "could not take $D/.lock"
     stop_service
     ;;
+  purge)
+    mkdir -p "$D"
+    exec 9>"$D/.lock"
+    flock -w 120 9 || die "could not take $D/.lock"
+    stop_service >/dev/null
+    # Whatever is still mounted in the storage (overlay layers) goes before the folder does.
+    unmount_under "$D"
+    exec 9>&-
+    rm -rf "$D" "$ENV_FILE"
+    rmdir "$BASE" 2>/dev/null || true
+    echo "podman test backend purged"
+    ;;
   env)
     [ -f "$ENV_FILE" ] || die "no $ENV_FILE: run '$0 start' first"
     cat "$ENV_FILE"
     ;;
   *)
-    echo "usage: $0 start|stop|env" >&2
+    echo "usage: $0 start|stop|purge|env" >&2
     exit 2
     ;;
 esac

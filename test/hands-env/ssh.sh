@@ -7,6 +7,8 @@
 #                  whose /30 exists only on that pair); write /tmp/corral-hands/ssh.env and print it.
 #                  Fast when everything is already up; restarts a daemon that was killed.
 #   stop           kill both daemons, delete the namespace and its veth pair.
+#   purge          stop, then remove the user corral-test (and its home), the keys and
+#                  /tmp/corral-hands/ssh: the next start is a cold one.
 #   env            print the env file.
 #   kill-ns        kill -9 every process in the namespace (the host "dies").
 #   link-down      take the host side of the veth pair down (the link is cut, nothing dies).
@@ -58,15 +60,24 @@ ensure_user() {
   if [ "$(getent shadow "$USER_NAME" | cut -d: -f2)" != '*' ]; then usermod -p '*' "$USER_NAME"; fi
 }
 
+# A key file that is there but unusable (empty, cut short by a killed run) is made again: what
+# the tests need is a key ssh-keygen can read, not a file with its name.
+key_ok() { [ -s "$1" ] && [ -s "$1.pub" ] && ssh-keygen -y -f "$1" >/dev/null 2>&1; }
+make_key() { # file comment
+  key_ok "$1" && return 0
+  rm -f "$1" "$1.pub"
+  ssh-keygen -q -t ed25519 -N '' -C "$2" -f "$1"
+}
+
 ensure_keys() {
   mkdir -p "$DIR"
   chmod 0755 "$BASE" "$DIR"
-  [ -f "$DIR/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C corral-test-client -f "$DIR/id_ed25519"
+  make_key "$DIR/id_ed25519" corral-test-client
   chmod 0600 "$DIR/id_ed25519"
   # sshd reads AuthorizedKeysFile as the user: it must be readable by corral-test.
   install -m 0644 "$DIR/id_ed25519.pub" "$DIR/authorized_keys"
   for h in loop ns; do
-    [ -f "$DIR/host_${h}_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "corral-test-host-$h" -f "$DIR/host_${h}_ed25519_key"
+    make_key "$DIR/host_${h}_ed25519_key" "corral-test-host-$h"
     chmod 0600 "$DIR/host_${h}_ed25519_key"
   done
 }
@@ -196,7 +207,7 @@ case "$cmd" in
     write_env
     cat "$ENV_FILE"
     ;;
-  stop)
+  stop | purge)
     need_root
     stop_daemon loop
     stop_daemon ns
@@ -206,6 +217,14 @@ case "$cmd" in
     fi
     ip link del "$VETH_HOST" 2>/dev/null || true
     rm -f "$ENV_FILE"
+    if [ "$cmd" = purge ]; then
+      # The test user's processes (sessions the daemons left), then the user and its home.
+      pkill -9 -u "$USER_NAME" 2>/dev/null || true
+      if id "$USER_NAME" >/dev/null 2>&1; then userdel -r -f "$USER_NAME" >/dev/null 2>&1 || userdel -f "$USER_NAME"; fi
+      rm -rf "$DIR"
+      rmdir "$BASE" 2>/dev/null || true
+      echo "ssh test backend purged"
+    fi
     ;;
   env)
     cat "$ENV_FILE"
@@ -242,7 +261,7 @@ case "$cmd" in
     done
     ;;
   *)
-    echo "usage: $0 start|stop|env|kill-ns|link-down|link-up|kill-sessions|freeze-sessions|thaw-sessions" >&2
+    echo "usage: $0 start|stop|purge|env|kill-ns|link-down|link-up|kill-sessions|freeze-sessions|thaw-sessions" >&2
     exit 2
     ;;
 esac

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBrainHost, type BrainTestHost } from '../helpers/brain-host';
 
-// Timing tests run on their own (npm run test:timing), after the main suite, so that other test
+// Timing tests run on their own (npm run test:alone), after the main suite, so that other test
 // files do not compete for the two cores while they measure.
 let t: BrainTestHost | undefined;
 afterEach(async () => {
