@@ -1,11 +1,8 @@
 import path from 'node:path';
-import type { Database } from 'better-sqlite3';
 import { AgentStore } from './catalog/agents';
 import { EnvironmentStore } from './catalog/environments';
-import { createUiService, type UiService } from './api/ui-service';
 import { lockDataDir } from './data-lock';
 import { openDatabase } from './session/db';
-import { listSessionIds } from './session/list';
 import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
 import { HandRegistry } from './hands/registry';
@@ -37,11 +34,9 @@ export interface HostOptions {
  */
 export interface Host {
   readonly dataDir: string;
-  readonly db: Database;
   readonly log: SessionLog;
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
-  readonly ui: UiService;
   readonly hands: HandRegistry;
   /** Present when the host runs brains. */
   readonly brains?: BrainSupervisor;
@@ -61,32 +56,23 @@ export function createHost(opts: HostOptions): Host {
 function composeHost(opts: HostOptions, unlock: () => void): Host {
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
   const log = new SessionLog(db);
-  let brains: BrainSupervisor | undefined;
-  const ui = createUiService({
-    log,
-    listSessions: (limit, includeArchived) =>
-      listSessionIds(db, { limit, includeArchived }).data.flatMap((id) => log.findSession(id) ?? []),
-    subscribeLiveText: (sessionId, listener) => brains?.subscribeDeltas(sessionId, listener) ?? (() => {}),
-  });
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
   const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
-  brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
+  const brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
   brains?.start();
   return {
     dataDir: opts.dataDir,
-    db,
     log,
     agents,
     environments,
-    ui,
     hands,
     brains,
     close: async () => {
       try {
         await brains?.stop();
         await hands.disposeAll();
-        db.close();
+        log.close();
       } finally {
         unlock();
       }

@@ -1,6 +1,7 @@
 import { contextBridge, ipcRenderer } from 'electron';
-import type { CorralApi, UiError, UiInput, UiStreamItems } from '../main/api/contract';
-import { ipcChannel, type UiCallName, type UiStreamName } from '../main/api/ui-methods';
+import type { CorralApi, UiError, UiInput, UiStreamItems } from '../main/api/ui/contract';
+import { bindApi, type WatchFn } from '../main/api/ui/bind';
+import { ipcChannel, type UiCallName, type UiStreamName } from '../main/api/ui/methods';
 
 /**
  * Exposes `window.corral`: one named method per UI call and stream, nothing generic. Imports
@@ -88,14 +89,6 @@ function watch<N extends UiStreamName>(
   };
 }
 
-const api: CorralApi = {
-  listSessions: (input) => call('listSessions', input),
-  getSession: (input) => call('getSession', input),
-  getEvents: (input) => call('getEvents', input),
-  sendMessage: (input) => call('sendMessage', input),
-  watchSessions: (input, onItem, onError) => watch('watchSessions', input, onItem, onError),
-  watchEvents: (input, onItem, onError) => watch('watchEvents', input, onItem, onError),
-  watchLiveText: (input, onItem, onError) => watch('watchLiveText', input, onItem, onError),
-};
+const api: CorralApi = bindApi(call, watch as WatchFn);
 
 contextBridge.exposeInMainWorld('corral', api);

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from './context';
+import { BUILTIN_TOOL_NAMES, type ToolDefinition } from '../hands/tools/definitions';
 
 /** Corral's own tool: the model reads its session's log, e.g. tool results elided from a request. */
 export const READ_SESSION_TOOL: ToolDefinition = {
@@ -29,7 +29,6 @@ export interface AgentConfig {
   customTools: ToolDefinition[];
 }
 
-const BUILTIN = ['bash', 'read', 'write', 'edit', 'glob', 'grep'];
 
 interface ToolsetShape {
   type: string;
@@ -49,12 +48,12 @@ export function agentConfigOf(agent: Record<string, unknown> | undefined): Agent
   for (const t of tools) {
     if (t.type === 'agent_toolset_20260401') {
       const defaultOn = t.default_config?.enabled ?? true;
-      for (const name of BUILTIN) {
+      for (const name of BUILTIN_TOOL_NAMES) {
         const cfg = t.configs?.find((c) => c.name === name);
         if (cfg?.enabled ?? defaultOn) builtin.add(name);
       }
     } else if (t.type === 'custom' && t.name) {
-      custom.push({ name: t.name, description: t.description ?? '', input_schema: t.input_schema ?? { type: 'object' } });
+      custom.push({ name: t.name, description: t.description ?? '', input_schema: (t.input_schema ?? { type: 'object' }) as ToolDefinition['input_schema'] });
     }
   }
   const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : fallback);
@@ -63,7 +62,7 @@ export function agentConfigOf(agent: Record<string, unknown> | undefined): Agent
     system: typeof agent?.system === 'string' ? agent.system : null,
     maxTokens: num(agent?.max_tokens, 8192),
     contextWindowTokens: num(agent?.context_window_tokens, 200_000),
-    builtinTools: BUILTIN.filter((n) => builtin.has(n)),
+    builtinTools: BUILTIN_TOOL_NAMES.filter((n) => builtin.has(n)),
     customTools: custom,
   };
 }

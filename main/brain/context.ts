@@ -1,3 +1,4 @@
+import type { ToolDefinition } from '../hands/tools/definitions';
 import type { LoggedEvent } from '../session/types';
 
 /** A content block of a Messages API request (the subset the brain produces). */
@@ -6,12 +7,8 @@ export interface Message {
   role: 'user' | 'assistant';
   content: Block[];
 }
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-  cache_control?: { type: 'ephemeral' };
-}
+/** A tool in a request: its definition, perhaps with a prompt-cache breakpoint. */
+export type RequestTool = ToolDefinition & { cache_control?: { type: 'ephemeral' } };
 
 /** What the request is built for. */
 export interface ContextOptions {
@@ -29,7 +26,7 @@ export interface BuiltRequest {
     model: string;
     max_tokens: number;
     system?: Block[];
-    tools?: ToolDefinition[];
+    tools?: RequestTool[];
     messages: Message[];
   };
   /** The last log position the request includes. */
@@ -121,7 +118,7 @@ export function buildRequest(events: readonly LoggedEvent[], opts: ContextOption
   }
 
   const system: Block[] | undefined = opts.system ? [{ type: 'text', text: opts.system }] : undefined;
-  const tools = opts.tools.map((t) => ({ ...t }));
+  const tools: RequestTool[] = opts.tools.map((t) => ({ ...t }));
   const elidedSeqs = elideToFit(messages, system, tools, opts);
 
   // Cache breakpoints (at most 4): tools, system, and the last two user turns.
@@ -140,7 +137,7 @@ export function buildRequest(events: readonly LoggedEvent[], opts: ContextOption
   return { params, contextSeq, elidedSeqs, estimatedTokens: estimate(params) };
 }
 
-function elideToFit(messages: Message[], system: Block[] | undefined, tools: ToolDefinition[], opts: ContextOptions): number[] {
+function elideToFit(messages: Message[], system: Block[] | undefined, tools: RequestTool[], opts: ContextOptions): number[] {
   const budget = opts.contextWindowTokens - opts.maxTokens;
   let total = estimate(messages) + estimate(system ?? []) + estimate(tools);
   if (total <= budget) return [];

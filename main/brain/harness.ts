@@ -3,9 +3,10 @@ import type { ToolOutcome } from '../hands/types';
 import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
 import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
 import { analyse, type LogAnalysis } from './analyse';
-import { buildRequest, type ToolDefinition } from './context';
+import type { ToolDefinition } from '../hands/tools/definitions';
+import { buildRequest } from './context';
 import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
-import { newId } from '../session/ids';
+import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
 
 /** Everything a brain does to the world, through the host. */

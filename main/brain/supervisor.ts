@@ -68,7 +68,7 @@ export class BrainSupervisor {
       if (brain) brain.child.send({ t: event.type === 'user.interrupt' ? 'interrupt' : 'wake' });
       else this.wake(sessionId);
     });
-    for (const id of this.sessionsToResume()) this.wake(id);
+    for (const id of this.opts.log.sessionsToResume()) this.wake(id);
   }
 
   /** Starts a fresh brain for the session if it has work and none is running. */
@@ -126,19 +126,6 @@ export class BrainSupervisor {
       brain.child.kill();
     }
     this.running.clear();
-  }
-
-  private sessionsToResume(): string[] {
-    // Running when the host stopped, or input that no brain had picked up yet.
-    const rows = this.opts.log.db
-      .prepare(
-        `SELECT s.id FROM sessions s WHERE s.deleted_at IS NULL AND s.archived_at IS NULL AND (
-           s.status IN ('running', 'rescheduling') OR
-           (SELECT e.type FROM events e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1)
-             IN ('user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message'))`,
-      )
-      .all() as { id: string }[];
-    return rows.map((r) => r.id);
   }
 
   private onBrainMessage(sessionId: string, brain: Running, m: BrainToHost): void {

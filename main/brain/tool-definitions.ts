@@ -1,15 +1,14 @@
 import type { HandInfo } from '../hands/registry';
-import { LOCAL_TOOL_DEFINITIONS } from '../hands/local/definitions';
-import type { ToolDefinition } from './context';
+import { BUILTIN_TOOL_DEFINITIONS, type ToolDefinition } from '../hands/tools/definitions';
 
 /**
  * The definitions the model gets for the built-in tools. With one hand they are the tools as
  * they are; with several, each takes a `hand` argument and says which hands there are.
  */
 export function builtinToolDefinitions(enabled: readonly string[], hands: readonly HandInfo[]): ToolDefinition[] {
-  const base = new Map<string, ToolDefinition>(LOCAL_TOOL_DEFINITIONS.map((d) => [d.name, d as ToolDefinition]));
-  for (const h of hands) for (const extra of h.extraTools) if (!base.has(extra.name)) base.set(extra.name, extra as ToolDefinition);
-  const names = [...enabled, ...[...base.keys()].filter((n) => !LOCAL_TOOL_DEFINITIONS.some((d) => d.name === n))];
+  const base = new Map<string, ToolDefinition>(BUILTIN_TOOL_DEFINITIONS.map((d) => [d.name, d]));
+  for (const h of hands) for (const extra of h.extraTools) if (!base.has(extra.name)) base.set(extra.name, extra);
+  const names = [...enabled, ...[...base.keys()].filter((n) => !BUILTIN_TOOL_DEFINITIONS.some((d) => d.name === n))];
   const defs: ToolDefinition[] = [];
   for (const name of names) {
     const def = base.get(name);
@@ -20,7 +19,7 @@ export function builtinToolDefinitions(enabled: readonly string[], hands: readon
       continue;
     }
     const list = holders.map((h) => `${h.name}: ${h.description}`).join('; ');
-    const schema = def.input_schema as { properties?: Record<string, unknown>; required?: string[] };
+    const schema = def.input_schema;
     defs.push({
       ...def,
       description: `${def.description}\n\nThis session holds several hands; say which with "hand" (${list}).`,

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { newId } from '../session/ids';
-import type { Page } from './pagination';
+import { newId } from '../db/ids';
+import type { Page } from '../db/pagination';
 import { getRecord, listRecords, type StoredRecord } from './records';
 
 /** An environment's stored definition (name, description, metadata, config). */

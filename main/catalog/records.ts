@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { listPage, type Page } from './pagination';
+import { listPage, type Page } from '../db/pagination';
 
 /** A stored definition (agent or environment): the API-shaped record plus bookkeeping. */
 export interface StoredRecord<T> {

@@ -4,16 +4,14 @@
  * command in its own process group so an abort or timeout kills everything it started.
  */
 import { BashRunner } from './local/bash';
-import { LOCAL_TOOL_NAMES } from './local/definitions';
+import { BUILTIN_TOOL_NAMES, isBuiltinTool } from './tools/definitions';
 import { editTool, readTool, writeTool } from './local/files';
-import { errorOutcome, InputError } from './local/input';
+import { errorOutcome, InputError } from './tools/input';
 import { PathError, WorkDir } from './local/paths';
 import { globTool, grepTool } from './local/search';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
 
-export { BASH_TOOL_DESCRIPTION, LOCAL_TOOL_DEFINITIONS, LOCAL_TOOL_NAMES, type ToolDefinition } from './local/definitions';
 export { DEFAULT_BASH_TIMEOUT_MS, SECRET_NAME, scrubbedEnv } from './local/bash';
-export { globToRegExp } from './local/search';
 
 export interface LocalHandOptions {
   /** The session's work folder; created if missing. */
@@ -41,13 +39,13 @@ export function createLocalHand({ workDir, fullOutputLimitBytes }: LocalHandOpti
   };
 
   return {
-    tools: LOCAL_TOOL_NAMES,
+    tools: BUILTIN_TOOL_NAMES,
     workDir: work.dir,
 
     async execute(name: string, input: Record<string, unknown>, opts: ExecuteOptions = {}): Promise<ToolOutcome> {
       if (disposed) return errorOutcome(`This hand has been shut down; ${name} was not run.`);
-      if (!LOCAL_TOOL_NAMES.includes(name)) {
-        return errorOutcome(`Unknown tool "${name}". This hand answers: ${LOCAL_TOOL_NAMES.join(', ')}.`);
+      if (!isBuiltinTool(name)) {
+        return errorOutcome(`Unknown tool "${name}". This hand answers: ${BUILTIN_TOOL_NAMES.join(', ')}.`);
       }
       if (typeof input !== 'object' || input === null || Array.isArray(input)) {
         return errorOutcome(`Invalid input for ${name}: expected an object of named fields.`);

@@ -5,8 +5,9 @@ import type { SessionLog } from '../session/store';
 import { createLocalHand } from './local';
 import { createShellHand } from './remote/shell-hand';
 import { applyResources } from './resources';
+import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
-import { MAIN_HAND, sessionHandSpecs, type SessionHandSpec } from './session-hands';
+import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
 
 /** Upper bound of any one call on a hand; bash's own timeout is usually shorter. */
@@ -20,6 +21,11 @@ export interface HandInfo {
   tools: string[];
   /** Definitions of tools only this kind has (e.g. `screenshot`). */
   extraTools: KindTool['definition'][];
+}
+
+/** One hand a session holds, with its environment's config (undefined when that was deleted). */
+interface HandSpec extends HandMember {
+  config: ({ type: string } & Record<string, unknown>) | undefined;
 }
 
 interface Live {
@@ -44,8 +50,11 @@ export interface HandRegistryOptions {
  */
 export class HandRegistry {
   private readonly live = new Map<string, Live>();
+  private readonly members: HandMembership;
 
-  constructor(private readonly opts: HandRegistryOptions) {}
+  constructor(private readonly opts: HandRegistryOptions) {
+    this.members = new HandMembership(opts.log);
+  }
 
   /** The session's work folder on this machine (the local main hand's). */
   workDirOf(sessionId: string): string {
@@ -54,14 +63,14 @@ export class HandRegistry {
 
   /** The hands the session holds, for tool descriptions. */
   list(sessionId: string): HandInfo[] {
-    return sessionHandSpecs(this.opts.log, this.opts.environments, sessionId).map((spec) => {
+    return this.specs(sessionId).map((spec) => {
       const type = spec.config?.type ?? 'missing';
       const kind = this.opts.kinds[type];
       return {
         name: spec.name,
         kind: type,
         description: type === 'local' ? `this machine, folder ${String(spec.config?.working_dir ?? this.workDirOf(sessionId))}` : kind ? kind.describe(spec.config) : `unavailable (${type})`,
-        tools: ['bash', 'read', 'write', 'edit', 'glob', 'grep', ...(kind?.extraTools ?? []).map((t) => t.definition.name)],
+        tools: [...BUILTIN_TOOL_NAMES, ...(kind?.extraTools ?? []).map((t) => t.definition.name)],
         extraTools: (kind?.extraTools ?? []).map((t) => t.definition),
       };
     });
@@ -69,7 +78,7 @@ export class HandRegistry {
 
   /** Runs a tool on one of the session's hands (the only one, or the one named). */
   async execute(sessionId: string, handName: string | undefined, tool: string, input: Record<string, unknown>, opts: ExecuteOptions & { toolUseId?: string } = {}): Promise<ToolOutcome> {
-    const specs = sessionHandSpecs(this.opts.log, this.opts.environments, sessionId);
+    const specs = this.specs(sessionId);
     const name = handName ?? (specs.length === 1 ? specs[0]!.name : MAIN_HAND);
     const spec = specs.find((s) => s.name === name);
     if (!spec) return { content: `This session has no hand named '${name}'. Its hands: ${specs.map((s) => s.name).join(', ')}.`, isError: true };
@@ -94,18 +103,27 @@ export class HandRegistry {
     }
   }
 
-  /** Releases the session's live hand (it is disposed) and records it. */
+  /**
+   * Attaches another environment's hand to a session under a name (a lease starts). Refused
+   * (HandRequestError) for an unknown or archived environment or a name the session already uses.
+   */
+  attach(sessionId: string, environmentId: string, name: string): void {
+    this.opts.log.getSession(sessionId);
+    const env = this.opts.environments.get(environmentId);
+    if (!env) throw new HandRequestError('not_found', `environment '${environmentId}' was not found`);
+    if (env.archived_at) throw new HandRequestError('invalid', `environment '${environmentId}' is archived`);
+    if (this.members.find(sessionId, name)) throw new HandRequestError('invalid', `the session already has a hand named '${name}'`);
+    this.record(sessionId, { type: 'hand.attached', hand: name, environment_id: environmentId });
+  }
+
+  /** Releases a hand the session holds (a live one is disposed) and records it. */
   async release(sessionId: string, name: string): Promise<void> {
+    if (!this.members.find(sessionId, name)) throw new HandRequestError('not_found', `hand '${name}' was not found`);
     const key = `${sessionId}\u0000${name}`;
     const live = this.live.get(key);
     this.live.delete(key);
-    this.opts.log.emitEvent(sessionId, { type: 'hand.released', hand: name });
+    this.record(sessionId, { type: 'hand.released', hand: name });
     if (live) await live.ready.then((g) => g.hand.dispose()).catch(() => {});
-  }
-
-  /** Attaches another environment's hand to a session under a name (a lease starts). */
-  attach(sessionId: string, environmentId: string, name: string): void {
-    this.opts.log.emitEvent(sessionId, { type: 'hand.attached', hand: name, environment_id: environmentId });
   }
 
   /**
@@ -113,11 +131,11 @@ export class HandRegistry {
    * handover, the receiver's the arrival; one session uses a hand at a time.
    */
   handOver(fromSession: string, name: string, toSession: string, asName: string): void {
-    const spec = sessionHandSpecs(this.opts.log, this.opts.environments, fromSession).find((s) => s.name === name);
-    if (!spec) throw new Error(`session ${fromSession} has no hand named '${name}'`);
-    if (sessionHandSpecs(this.opts.log, this.opts.environments, toSession).some((s) => s.name === asName)) {
-      throw new Error(`session ${toSession} already has a hand named '${asName}'`);
-    }
+    this.opts.log.getSession(toSession);
+    const member = this.members.find(fromSession, name);
+    if (!member) throw new HandRequestError('not_found', `hand '${name}' was not found`);
+    if (fromSession === toSession) throw new HandRequestError('invalid', 'a hand cannot be handed over to the session that holds it');
+    if (this.members.find(toSession, asName)) throw new HandRequestError('invalid', `session ${toSession} already has a hand named '${asName}'`);
     const live = this.live.get(`${fromSession}\u0000${name}`);
     this.live.delete(`${fromSession}\u0000${name}`);
     if (live) {
@@ -126,17 +144,32 @@ export class HandRegistry {
       live.name = asName;
       this.live.set(`${toSession}\u0000${asName}`, live);
     }
-    this.opts.log.emitEvent(fromSession, { type: 'hand.handed_over', hand: name, to_session_id: toSession, to_hand: asName });
-    this.opts.log.emitEvent(toSession, { type: 'hand.received', hand: asName, environment_id: spec.environmentId, from_session_id: fromSession, from_hand: name });
+    this.record(fromSession, { type: 'hand.handed_over', hand: name, to_session_id: toSession, to_hand: asName });
+    this.record(toSession, { type: 'hand.received', hand: asName, environment_id: member.environmentId, from_session_id: fromSession, from_hand: name });
   }
 
   async disposeAll(): Promise<void> {
+    this.members.close();
     const all = [...this.live.values()];
     this.live.clear();
     await Promise.allSettled(all.map((l) => l.ready.then((g) => g.hand.dispose())));
   }
 
-  private provisioned(sessionId: string, spec: SessionHandSpec, signal?: AbortSignal): Live['ready'] {
+  /** Writes a membership event and applies it to the session's hands. */
+  private record(sessionId: string, event: { type: (typeof HAND_MEMBERSHIP_EVENTS)[number]; hand: string; [k: string]: unknown }): void {
+    this.opts.log.emitEvent(sessionId, event);
+    this.members.apply(sessionId, event);
+  }
+
+  /** The session's hands with their environments' configs, looked up now (they may change). */
+  private specs(sessionId: string): HandSpec[] {
+    return this.members.of(sessionId).map((m) => ({
+      ...m,
+      config: m.environmentId ? (this.opts.environments.get(m.environmentId)?.record.config as HandSpec['config']) : { type: 'local' },
+    }));
+  }
+
+  private provisioned(sessionId: string, spec: HandSpec, signal?: AbortSignal): Live['ready'] {
     const key = `${sessionId}\u0000${spec.name}`;
     let live = this.live.get(key);
     if (!live) {
@@ -156,7 +189,7 @@ export class HandRegistry {
     if (this.live.get(key) === live) this.live.delete(key);
   }
 
-  private async provision(spec: SessionHandSpec, live: Live, signal?: AbortSignal): Live['ready'] {
+  private async provision(spec: HandSpec, live: Live, signal?: AbortSignal): Live['ready'] {
     const { log } = this.opts;
     const sessionId = live.sessionId;
     const type = spec.config?.type;

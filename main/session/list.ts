@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { listPage, type Page } from '../catalog/pagination';
+import { listPage, type Page } from '../db/pagination';
 import type { SessionStatus } from './types';
 
 /** Filters of the session list (the Managed Agents list parameters Corral supports). */

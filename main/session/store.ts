@@ -1,5 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { newId } from './ids';
+import { newId } from '../db/ids';
+import type { Page } from '../db/pagination';
+import { listSessionIds, type SessionListQuery } from './list';
 import { EventReader, rowToEvent } from './read-events';
 import { segmentsOf, type Segment } from './segments';
 import { Topic } from './subscriptions';
@@ -70,7 +72,7 @@ export class SessionLog {
   private readonly everything = new Topic<'all', LoggedEventOf>();
   private readonly q: Record<string, Statement>;
 
-  constructor(readonly db: Database) {
+  constructor(private readonly db: Database) {
     this.reader = new EventReader(db);
     this.q = {
       session: db.prepare('SELECT * FROM sessions WHERE id = ?'),
@@ -130,6 +132,33 @@ export class SessionLog {
   findSession(id: string): SessionRow | undefined {
     const row = this.findRow(id);
     return row ? this.toSession(row) : undefined;
+  }
+
+  /** One page of sessions, newest first unless `q.order` says otherwise. */
+  listSessions(q: SessionListQuery): Page<SessionRow> {
+    const page = listSessionIds(this.db, q);
+    return { ...page, data: page.data.flatMap((id) => this.findSession(id) ?? []) };
+  }
+
+  /**
+   * Sessions a host starting up must wake: running when the last host stopped, or with input
+   * that no brain had picked up yet (the newest event is a message or a result).
+   */
+  sessionsToResume(): string[] {
+    const rows = this.db
+      .prepare(
+        `SELECT s.id FROM sessions s WHERE s.deleted_at IS NULL AND s.archived_at IS NULL AND (
+           s.status IN ('running', 'rescheduling') OR
+           (SELECT e.type FROM events e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1)
+             IN ('user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message'))`,
+      )
+      .all() as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /** Closes the database (the log is unusable afterwards). */
+  close(): void {
+    this.db.close();
   }
 
   /** Replaces the API layer's record of a session (title, metadata, …). */

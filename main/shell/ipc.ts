@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ipcMain, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
-import type { UiError } from '../api/contract';
-import { toUiError } from '../api/ui-service';
-import { UI_CALLS, UI_STREAMS, ipcChannel } from '../api/ui-methods';
+import type { UiError } from '../api/ui/contract';
+import { toUiError, uiServiceFor } from '../api/ui/service';
+import { UI_CALLS, UI_STREAMS, ipcChannel } from '../api/ui/methods';
 import type { Host } from '../host';
 
 /** What every invoke handler answers; the preload unwraps it. Errors carry no stack. */
@@ -18,10 +18,11 @@ const refused: IpcEnvelope<never> = { ok: false, error: { kind: 'invalid_input',
 
 /**
  * Registers a handler for every UI call and stream. Each first checks the sender, then goes
- * through `host.ui`, which validates the input. Returns a function that unregisters everything
- * and stops every stream.
+ * through the host's UI service, which validates the input. Returns a function that unregisters
+ * everything and stops every stream.
  */
 export function registerIpc(host: Host, isTrusted: SenderCheck): () => void {
+  const ui = uiServiceFor(host);
   /** Live streams per webContents id: subscription id → stop. */
   const subs = new Map<number, Map<string, () => void>>();
 
@@ -60,7 +61,7 @@ export function registerIpc(host: Host, isTrusted: SenderCheck): () => void {
     ipcMain.handle(ipcChannel.call(name), async (event, input: unknown): Promise<IpcEnvelope<unknown>> => {
       if (!isTrusted(event)) return refuse(event, name);
       try {
-        return { ok: true, value: await host.ui.call(name, input) };
+        return { ok: true, value: await ui.call(name, input) };
       } catch (err) {
         return { ok: false, error: toUiError(err) };
       }
@@ -77,7 +78,7 @@ export function registerIpc(host: Host, isTrusted: SenderCheck): () => void {
       try {
         // The backlog may be pushed before this returns; the preload holds items for a
         // subscription id it has not been told yet.
-        const stop = host.ui.watch(name, input, (item) => {
+        const stop = ui.watch(name, input, (item) => {
           if (!contents.isDestroyed()) contents.send(ipcChannel.item, { subId, item });
         });
         mine.set(subId, stop);

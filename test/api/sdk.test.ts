@@ -1,5 +1,7 @@
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server';
 
 let t: TestServer;
@@ -150,17 +152,26 @@ describe('client.beta.sessions', () => {
       .create({ agent: agent.id, environment_id: env.id, resources: [{ type: 'github_repository', url: 'https://example.com/r.git', authorization_token: 'ghp_secret' }] })
       .catch((e) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    const rows = t.host.db.prepare("SELECT count(*) AS n FROM sessions WHERE record LIKE '%ghp_secret%'").get() as { n: number };
+    const rows = sqlite(t).prepare("SELECT count(*) AS n FROM sessions WHERE record LIKE '%ghp_secret%'").get() as { n: number };
     expect(rows.n).toBe(0);
-    const before = (t.host.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
+    const before = (sqlite(t).prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
     const fileErr = await t.client.beta.sessions
       .create({ agent: agent.id, environment_id: env.id, resources: [{ type: 'github_repository', url: 'https://example.com/r.git' }, { type: 'file', file_id: 'file_x' }] })
       .catch((e) => e);
     expect(fileErr).toBeInstanceOf(Anthropic.BadRequestError);
     expect(String(fileErr.message)).toMatch(/resources\[1\]: 'file' resources are not supported yet/);
-    expect((t.host.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n).toBe(before);
+    expect((sqlite(t).prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n).toBe(before);
   });
 });
+
+/** A second, read-only connection to the host's database file: what is stored, as SQL sees it. */
+function sqlite(t: TestServer) {
+  const db = new Database(path.join(t.host.dataDir, 'corral.sqlite'), { readonly: true });
+  onTestFinished(() => {
+    db.close();
+  });
+  return db;
+}
 
 describe('client.beta.sessions.events', () => {
   it('sends, lists with cursor pages, order and type filters', async () => {

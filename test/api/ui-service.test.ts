@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { BACKLOG_PAGE, createUiService } from '../../main/api/ui-service';
+import { BACKLOG_PAGE, createUiService } from '../../main/api/ui/service';
 import { openDatabase } from '../../main/session/db';
 import { SessionLog } from '../../main/session/store';
 import type { LoggedEvent } from '../../main/session/types';
@@ -15,7 +15,7 @@ function sessionWith(count: number) {
     session.id,
     Array.from({ length: count }, (_, i) => ({ type: 'user.message', content: [{ type: 'text', text: `m${i + 1}` }] })),
   );
-  const ui = createUiService({ log, listSessions: () => [] });
+  const ui = createUiService({ log });
   return { log, ui, sessionId: session.id };
 }
 

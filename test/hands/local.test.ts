@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLocalHand, globToRegExp, LOCAL_TOOL_DEFINITIONS, type LocalHand } from '../../main/hands/local';
+import { createLocalHand, type LocalHand } from '../../main/hands/local';
+import { BUILTIN_TOOL_DEFINITIONS } from '../../main/hands/tools/definitions';
+import { globToRegExp } from '../../main/hands/tools/glob';
 import { tmpDir } from '../helpers/tmp';
 
 let dir: string;
@@ -51,13 +53,13 @@ describe('the local hand', () => {
     const h = createLocalHand({ workDir: nested });
     expect(fs.statSync(nested).isDirectory()).toBe(true);
     expect([...h.tools]).toEqual(['bash', 'read', 'write', 'edit', 'glob', 'grep']);
-    expect(LOCAL_TOOL_DEFINITIONS.map((d) => d.name)).toEqual([...h.tools]);
-    for (const d of LOCAL_TOOL_DEFINITIONS) {
+    expect(BUILTIN_TOOL_DEFINITIONS.map((d) => d.name)).toEqual([...h.tools]);
+    for (const d of BUILTIN_TOOL_DEFINITIONS) {
       expect(d.description.length).toBeGreaterThan(80);
       expect(d.input_schema.type).toBe('object');
       for (const req of d.input_schema.required ?? []) expect(Object.keys(d.input_schema.properties)).toContain(req);
     }
-    const bash = LOCAL_TOOL_DEFINITIONS.find((d) => d.name === 'bash')!;
+    const bash = BUILTIN_TOOL_DEFINITIONS.find((d) => d.name === 'bash')!;
     expect(bash.description).toMatch(/fresh shell/);
     expect(Object.keys(bash.input_schema.properties).sort()).toEqual(['command', 'restart', 'timeout_ms']);
     await h.dispose();

@@ -1,6 +1,7 @@
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBrainHost, type BrainTestHost } from '../helpers/brain-host';
 import { tmpDir } from '../helpers/tmp';
@@ -66,7 +67,10 @@ describe('hands of a session', () => {
     ]);
     const env = t.host.environments.create({ name: 'cloudy', config: { type: 'cloud' }, metadata: {}, description: null });
     const id = t.newSession('run on an unsupported hand');
-    t.host.db.prepare('UPDATE sessions SET environment_id = ? WHERE id = ?').run(env.id, id);
+    // No API moves a session to another environment; the database can, as a stale record would.
+    const db = new Database(path.join(t.host.dataDir, 'corral.sqlite'));
+    db.prepare('UPDATE sessions SET environment_id = ? WHERE id = ?').run(env.id, id);
+    db.close();
     const events = await t.settled(id);
     const result = events.find((e) => e.type === 'agent.tool_result')!;
     expect(result.is_error).toBe(true);

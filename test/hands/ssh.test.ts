@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { EnvironmentConfigParam } from '../../main/api/schemas/environments';
+import type { EnvironmentConfigParam } from '../../main/api/http/schemas/environments';
 import { createShellHand } from '../../main/hands/remote/shell-hand';
 import { RemoteFileError } from '../../main/hands/remote/types';
 import { connectSsh, listSshConfigHosts, sshHandKind, SshConnectError, type SshConfig, type SshConnectOptions, type SshShell } from '../../main/hands/ssh';

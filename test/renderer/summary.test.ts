@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UiEvent } from '../../main/api/contract';
+import type { UiEvent } from '../../main/api/ui/contract';
 import { summarise } from '../../renderer/src/lib/summary';
 
 let seq = 0;

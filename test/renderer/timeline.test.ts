@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LiveTextItem, UiEvent } from '../../main/api/contract';
+import type { LiveTextItem, UiEvent } from '../../main/api/ui/contract';
 import { applyIncoming, newMemory, type Incoming, type Timeline } from '../../renderer/src/state/timeline';
 
 const ID = 'sevt_01J00000000000000000000001';

@@ -14,7 +14,9 @@ const texts = (events: ReadonlyArray<{ [k: string]: unknown }>) =>
 
 function freshLog() {
   const file = path.join(tmpDir(), 'corral.sqlite');
-  return { file, log: new SessionLog(openDatabase({ file })) };
+  // The raw connection is the log's own: tests check what SQL itself can and cannot do.
+  const db = openDatabase({ file });
+  return { file, db, log: new SessionLog(db) };
 }
 
 function runWorker(file: string, sessionId: string, count: number, tag: string, wait = false) {
@@ -38,9 +40,10 @@ function runWorker(file: string, sessionId: string, count: number, tag: string, 
 
 describe('session log', () => {
   let log: SessionLog;
+  let db: ReturnType<typeof openDatabase>;
   let file: string;
   beforeEach(() => {
-    ({ log, file } = freshLog());
+    ({ log, db, file } = freshLog());
   });
 
   it('numbers events gaplessly from 1 and returns them committed', () => {
@@ -90,8 +93,8 @@ describe('session log', () => {
   it('refuses to change or remove events at the database level', () => {
     const { session } = log.createSession();
     log.emitEvent(session.id, msg('keep'));
-    expect(() => log.db.prepare('UPDATE events SET body = ?').run('{}')).toThrow(/append-only/);
-    expect(() => log.db.prepare('DELETE FROM events').run()).toThrow(/append-only/);
+    expect(() => db.prepare('UPDATE events SET body = ?').run('{}')).toThrow(/append-only/);
+    expect(() => db.prepare('DELETE FROM events').run()).toThrow(/append-only/);
     expect(texts(log.getEvents(session.id))).toEqual(['keep']);
   });
 
@@ -142,7 +145,7 @@ describe('session log', () => {
     expect(log.getEvents(fork.id).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(texts(log.getEvents(fork.id, { after: 4, types: ['user.message'] }))).toEqual(['p5', 'f7']);
     expect(texts(log.getEvents(parent.id, { after: 5, types: ['user.message'] }))).toEqual(['p-after']);
-    const copied = log.db.prepare('SELECT count(*) AS n FROM events WHERE session_id = ?').get(fork.id) as { n: number };
+    const copied = db.prepare('SELECT count(*) AS n FROM events WHERE session_id = ?').get(fork.id) as { n: number };
     expect(copied.n).toBe(1);
     // A fork of a fork, at a point inside the grandparent's part.
     const grand = log.forkSession(fork.id, 3);
@@ -158,14 +161,14 @@ describe('session log', () => {
     log.emitEvent(a.id, msg('a1'));
     log.deleteSession(a.id);
     expect(() => log.getSession(a.id)).toThrow(SessionNotFoundError);
-    expect((log.db.prepare('SELECT count(*) AS n FROM events WHERE session_id = ?').get(a.id) as { n: number }).n).toBe(0);
+    expect((db.prepare('SELECT count(*) AS n FROM events WHERE session_id = ?').get(a.id) as { n: number }).n).toBe(0);
     const { session: b } = log.createSession();
     log.emitEvent(b.id, msg('b1'));
     const fork = log.forkSession(b.id, 1);
     log.deleteSession(b.id);
     expect(texts(log.getEvents(fork.id))).toEqual(['b1']);
     // The purge grant is gone again: the log is append-only as before.
-    expect(() => log.db.prepare('DELETE FROM events').run()).toThrow(/append-only/);
+    expect(() => db.prepare('DELETE FROM events').run()).toThrow(/append-only/);
   });
 
   it('stays gapless under concurrent appends from two processes on one file', async () => {
@@ -201,7 +204,8 @@ describe('session log', () => {
       await w.exited;
       const committed = w.committed();
       expect(committed.length).toBeGreaterThan(10);
-      const reopened = new SessionLog(openDatabase({ file }));
+      const reopenedDb = openDatabase({ file });
+      const reopened = new SessionLog(reopenedDb);
       const events = reopened.getEvents(session.id, { limit: 100_000 });
       // Every append the writer saw return is there, in order, with no gaps, and nothing is torn.
       expect(events.length).toBeGreaterThanOrEqual(committed.length);
@@ -209,8 +213,8 @@ describe('session log', () => {
       expect(committed).toEqual(Array.from({ length: committed.length }, (_, i) => i + 1));
       expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
       expect(texts(events)).toEqual(Array.from({ length: events.length }, (_, i) => `r${round}:${i}`));
-      expect(reopened.db.pragma('integrity_check', { simple: true })).toBe('ok');
-      reopened.db.close();
+      expect(reopenedDb.pragma('integrity_check', { simple: true })).toBe('ok');
+      reopened.close();
     }
   }, 60_000);
 });

@@ -1,8 +1,9 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
-import { BadCursorError } from '../../catalog/pagination';
+import { BadCursorError } from '../../db/pagination';
 import { VersionConflictError } from '../../catalog/agents';
+import { HandRequestError } from '../../hands/membership';
 import { LogInputError, SessionNotFoundError } from '../../session/types';
 
 /** Anthropic's error types and the HTTP status each goes with. */
@@ -53,6 +54,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof SessionNotFoundError) return notFound('session', err.sessionId);
   if (err instanceof LogInputError || err instanceof BadCursorError) return new ApiError('invalid_request_error', err.message);
+  if (err instanceof HandRequestError) return new ApiError(err.kind === 'not_found' ? 'not_found_error' : 'invalid_request_error', err.message);
   if (err instanceof VersionConflictError) return new ApiError('conflict_error', err.message);
   if (err instanceof z.ZodError) return new ApiError('invalid_request_error', describeZodError(err));
   if (err instanceof HTTPException) {

@@ -1,4 +1,4 @@
-import { errorOutcome } from '../local/input';
+import { errorOutcome } from '../tools/input';
 import type { KindTool, RemoteShell } from '../remote/types';
 import type { ToolOutcome } from '../types';
 import { pngSize } from './png';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { capParts, droppedLine, FULL_OUTPUT_LIMIT_BYTES, OutputCollector } from '../output-cap';
 import type { ExecuteOptions, ToolOutcome } from '../types';
-import { errorOutcome, InputError, optBoolean, optNumber, optString } from './input';
+import { errorOutcome, InputError, optBoolean, optNumber, optString } from '../tools/input';
 import type { WorkDir } from './paths';
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;

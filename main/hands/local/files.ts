@@ -1,28 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { capForModel } from '../output-cap';
 import type { ToolOutcome } from '../types';
-import { errorOutcome, InputError, optBoolean, reqString } from './input';
+import { applyEdit, editInput } from '../tools/edit';
+import { errorOutcome, InputError, reqString } from '../tools/input';
+import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../tools/text';
 import type { WorkDir } from './paths';
-
-/** Files bigger than this are not read whole by `read` and `edit`. */
-export const MAX_FILE_BYTES = 64 * 1024 * 1024;
-const BINARY_SNIFF_BYTES = 8192;
-
-export function looksBinary(buf: Buffer): boolean {
-  return buf.subarray(0, BINARY_SNIFF_BYTES).includes(0);
-}
-
-/** `cat -n` style: the line number right-aligned in 6 columns, a tab, the line. */
-export function numberLines(lines: readonly string[], firstLineNo: number): string {
-  return lines.map((line, i) => `${String(firstLineNo + i).padStart(6)}\t${line}`).join('\n');
-}
-
-export function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
 
 /** Stats an existing regular file for reading, or returns why it cannot be read. */
 function openable(abs: string, shown: string, tool: string): fs.Stats | ToolOutcome {
@@ -40,21 +22,6 @@ function openable(abs: string, shown: string, tool: string): fs.Stats | ToolOutc
     return errorOutcome(`${shown} is too large for ${tool} (${st.size.toLocaleString('en-US')} bytes; the limit is ${MAX_FILE_BYTES.toLocaleString('en-US')}). Use bash (head, tail, sed -n, grep) to work with parts of it.`);
   }
   return st;
-}
-
-export function withCap(text: string, details: Record<string, unknown>): ToolOutcome {
-  const cap = capForModel(text);
-  const outcome: ToolOutcome = { content: cap.content, isError: false, details: { ...details, truncated: cap.truncated } };
-  if (cap.truncated) outcome.fullOutput = text;
-  return outcome;
-}
-
-export function parseViewRange(v: unknown): [number, number] | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.length !== 2 || !v.every((n) => typeof n === 'number' && Number.isInteger(n))) {
-    throw new InputError('Invalid input for read: "view_range" must be [start_line, end_line], two whole numbers (1-based; end_line -1 means to the end of the file).');
-  }
-  return [v[0] as number, v[1] as number];
 }
 
 export function readTool(work: WorkDir, input: Record<string, unknown>): ToolOutcome {
@@ -104,39 +71,6 @@ export function writeTool(work: WorkDir, input: Record<string, unknown>): ToolOu
     isError: false,
     details: { path: work.display(abs), bytes, created: !previous },
   };
-}
-
-function countOccurrences(text: string, needle: string): number {
-  let count = 0;
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) count++;
-  return count;
-}
-
-/** The edit tool's rule, for every hand: `old` must occur once (or replace_all), and differ from `new`. */
-export function applyEdit(
-  text: string,
-  edit: { filePath: string; oldString: string; newString: string; replaceAll: boolean },
-): { updated: string; count: number; first: number } | ToolOutcome {
-  const { filePath, oldString, newString, replaceAll } = edit;
-  const count = countOccurrences(text, oldString);
-  if (count === 0) {
-    return errorOutcome(`old_string was not found in ${filePath}. It must match the file exactly, including whitespace and indentation; read the file to check.`);
-  }
-  if (count > 1 && !replaceAll) {
-    return errorOutcome(`old_string occurs ${count} times in ${filePath}, but it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to true to replace every occurrence.`, { occurrences: count });
-  }
-  return { updated: text.split(oldString).join(newString), count, first: text.indexOf(oldString) };
-}
-
-/** Reads edit's input, refusing an empty or unchanged old_string. */
-export function editInput(input: Record<string, unknown>): { filePath: string; oldString: string; newString: string; replaceAll: boolean } {
-  const filePath = reqString(input, 'file_path', 'edit');
-  const oldString = reqString(input, 'old_string', 'edit');
-  const newString = reqString(input, 'new_string', 'edit');
-  const replaceAll = optBoolean(input, 'replace_all', 'edit') ?? false;
-  if (oldString === '') throw new InputError('Invalid input for edit: "old_string" is empty; to create or overwrite a whole file, use write.');
-  if (oldString === newString) throw new InputError('Invalid input for edit: "old_string" and "new_string" are the same, so the edit would change nothing.');
-  return { filePath, oldString, newString, replaceAll };
 }
 
 export function editTool(work: WorkDir, input: Record<string, unknown>): ToolOutcome {

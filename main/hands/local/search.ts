@@ -2,12 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { capForModel } from '../output-cap';
 import type { ToolOutcome } from '../types';
-import { looksBinary } from './files';
-import { errorOutcome, InputError, optString, reqString } from './input';
+import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
+import { looksBinary } from '../tools/text';
+import { errorOutcome, InputError, optString, reqString } from '../tools/input';
 import type { WorkDir } from './paths';
 
-export const MAX_GLOB_RESULTS = 1000;
-export const MAX_GREP_LINES = 500;
 /** Stop walking a tree after this many entries. */
 const MAX_WALK_ENTRIES = 200_000;
 /** grep skips files bigger than this. */
@@ -15,65 +14,6 @@ const MAX_GREP_FILE_BYTES = 50 * 1024 * 1024;
 const MAX_GREP_LINE_CHARS = 500;
 const SKIPPED_DIRS = ['.git', 'node_modules'];
 
-const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/;
-
-/**
- * A glob pattern as an anchored RegExp over `/`-separated relative paths. Supports `**`
- * (any number of folders), `*` and `?` (within one path segment), `{a,b}` (nestable), `[abc]`,
- * `[!abc]` and `\` escapes. `*` also matches names starting with a dot.
- */
-export function globToRegExp(pattern: string): RegExp {
-  let re = '';
-  let depth = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      const next = pattern[++i];
-      if (next !== undefined) re += REGEX_SPECIAL.test(next) ? `\\${next}` : next;
-    } else if (c === '*') {
-      let j = i;
-      while (pattern[j] === '*') j++;
-      const prev = i === 0 ? '/' : pattern[i - 1]!;
-      const next = j === pattern.length ? '/' : pattern[j]!;
-      if (j - i >= 2 && '/{,'.includes(prev) && '/},'.includes(next)) {
-        if (pattern[j] === '/') {
-          re += '(?:.*/)?';
-          j++;
-        } else {
-          re += '.*';
-        }
-      } else {
-        re += '[^/]*';
-      }
-      i = j - 1;
-    } else if (c === '?') {
-      re += '[^/]';
-    } else if (c === '{') {
-      depth++;
-      re += '(?:';
-    } else if (c === '}' && depth > 0) {
-      depth--;
-      re += ')';
-    } else if (c === ',' && depth > 0) {
-      re += '|';
-    } else if (c === '[') {
-      const close = pattern.indexOf(']', i + 2);
-      if (close === -1) {
-        re += '\\[';
-      } else {
-        let body = pattern.slice(i + 1, close);
-        const negate = body.startsWith('!') || body.startsWith('^');
-        if (negate) body = body.slice(1);
-        re += `[${negate ? '^' : ''}${body.replace(/\\/g, '\\\\').replace(/\//g, '')}]`;
-        i = close;
-      }
-    } else {
-      re += REGEX_SPECIAL.test(c) ? `\\${c}` : c;
-    }
-  }
-  if (depth > 0) throw new InputError(`Invalid glob pattern "${pattern}": a "{" is not closed.`);
-  return new RegExp(`^${re}$`);
-}
 
 interface WalkResult {
   /** Real absolute paths of files (and of symlinks to files inside the work folder). */

@@ -1,9 +1,10 @@
 import path from 'node:path/posix';
 import { StringDecoder } from 'node:string_decoder';
-import { LOCAL_TOOL_NAMES } from '../local/definitions';
-import { applyEdit, editInput, looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../local/files';
-import { errorOutcome, InputError, optNumber, optString, reqString } from '../local/input';
-import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../local/search';
+import { BUILTIN_TOOL_NAMES } from '../tools/definitions';
+import { applyEdit, editInput } from '../tools/edit';
+import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../tools/text';
+import { errorOutcome, InputError, optNumber, optString, reqString } from '../tools/input';
+import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
 import type { ExecuteOptions, Hand, ToolOutcome } from '../types';
 import { RemoteFileError, type RemoteShell } from './types';
@@ -160,7 +161,7 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
 
   const tools: Record<string, (input: Record<string, unknown>, o: ExecuteOptions) => Promise<ToolOutcome>> = { bash, read, write, edit, glob, grep };
   return {
-    tools: LOCAL_TOOL_NAMES,
+    tools: BUILTIN_TOOL_NAMES,
     async execute(name, input, o = {}) {
       const tool = tools[name];
       if (!tool) return errorOutcome(`Unknown tool '${name}'. This hand answers: ${Object.keys(tools).join(', ')}.`);

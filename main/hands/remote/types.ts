@@ -1,3 +1,4 @@
+import type { ToolDefinition } from '../tools/definitions';
 /**
  * What a remote hand kind (SSH host, container, Android device) provides. The built-in tools
  * are implemented once on top of it (shell-hand.ts), so every kind answers them the same way.
@@ -60,7 +61,7 @@ export interface RemoteShell {
 
 /** A tool only some kinds have (e.g. a device's `screenshot`), run on the connected shell. */
 export interface KindTool<S extends RemoteShell = RemoteShell> {
-  definition: { name: string; description: string; input_schema: Record<string, unknown> };
+  definition: ToolDefinition;
   run(shell: S, input: Record<string, unknown>, opts: { signal?: AbortSignal }): Promise<import('../types').ToolOutcome>;
 }
 

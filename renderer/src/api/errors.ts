@@ -1,4 +1,4 @@
-import type { UiError } from '../../../main/api/contract';
+import type { UiError } from '../../../main/api/ui/contract';
 
 /** What can go wrong with a call, as the UI sees it. */
 export type ErrorKind = UiError['kind'] | 'disconnected' | 'unauthorised';

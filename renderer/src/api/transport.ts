@@ -1,6 +1,10 @@
-import type { CorralApi } from '../../../main/api/contract';
+import type { CorralApi } from '../../../main/api/ui/contract';
+import { bindApi } from '../../../main/api/ui/bind';
 import { toClientError } from './errors';
+import type { ConnectionStatus, Transport } from './types';
 import { createWsTransport, defaultSocketUrl } from './ws-client';
+
+export type { ConnectionStatus, Transport } from './types';
 
 declare global {
   interface Window {
@@ -9,33 +13,16 @@ declare global {
   }
 }
 
-export type ConnectionStatus = 'connecting' | 'open' | 'reconnecting' | 'unauthorised' | 'refused';
-
-/** The API plus what the UI needs to know about the line it runs over. */
-export interface Transport {
-  kind: 'ipc' | 'ws';
-  api: CorralApi;
-  /** Calls `listener` on every (re)connection, after streams are running again. */
-  onOpen(listener: () => void): () => void;
-}
-
 /** The desktop preload's API; its errors are turned back into ClientErrors. */
 export function ipcTransport(bridge: CorralApi): Transport {
-  const wrap =
-    <I, O>(fn: (input: I) => Promise<O>) =>
-    (input: I) =>
-      fn(input).catch((err: unknown) => {
+  const methods = bridge as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const api = bindApi(
+    (name, input) =>
+      (methods[name]!(input) as Promise<unknown>).catch((err: unknown) => {
         throw toClientError(err);
-      });
-  const api: CorralApi = {
-    listSessions: wrap(bridge.listSessions),
-    getSession: wrap(bridge.getSession),
-    getEvents: wrap(bridge.getEvents),
-    sendMessage: wrap(bridge.sendMessage),
-    watchSessions: (input, onItem, onError) => bridge.watchSessions(input, onItem, onError),
-    watchEvents: (input, onItem, onError) => bridge.watchEvents(input, onItem, onError),
-    watchLiveText: (input, onItem, onError) => bridge.watchLiveText(input, onItem, onError),
-  };
+      }),
+    (name, input, onItem, onError) => methods[name]!(input, onItem, onError) as () => void,
+  );
   return {
     kind: 'ipc',
     api,

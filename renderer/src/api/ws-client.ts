@@ -1,7 +1,8 @@
-import type { CorralApi, LiveTextItem, UiCallOutputs, UiError, UiEvent, UiInput, UiStreamItems } from '../../../main/api/contract';
-import type { UiCallName, UiStreamName } from '../../../main/api/ui-methods';
+import type { CorralApi, LiveTextItem, UiCallOutputs, UiError, UiEvent, UiInput, UiStreamItems } from '../../../main/api/ui/contract';
+import { bindApi, type CallFn, type WatchFn } from '../../../main/api/ui/bind';
+import type { UiCallName, UiStreamName } from '../../../main/api/ui/methods';
 import { ClientError, fromUiError } from './errors';
-import type { ConnectionStatus, Transport } from './transport';
+import type { ConnectionStatus, Transport } from './types';
 
 /**
  * The renderer's API over the headless server's WebSocket (`/ui/ws`, authorised by the cookie
@@ -209,15 +210,7 @@ export function createWsTransport(opts: WsClientOptions): Transport {
     };
   }
 
-  const api: CorralApi = {
-    listSessions: (input) => call('listSessions', input),
-    getSession: (input) => call('getSession', input),
-    getEvents: (input) => call('getEvents', input),
-    sendMessage: (input) => call('sendMessage', input),
-    watchSessions: (input, onItem, onError) => watch('watchSessions', input, onItem, onError),
-    watchEvents: (input, onItem, onError) => watch('watchEvents', input, onItem, onError),
-    watchLiveText: (input, onItem, onError) => watch('watchLiveText', input, onItem, onError),
-  };
+  const api: CorralApi = bindApi(call as CallFn, watch as WatchFn);
 
   connect();
   return {

@@ -1,5 +1,5 @@
 import { useState, type FormEvent, type KeyboardEvent } from 'react';
-import type { CorralApi, UiEvent } from '../../../main/api/contract';
+import type { CorralApi, UiEvent } from '../../../main/api/ui/contract';
 import { toClientError, type ClientError } from '../api/errors';
 import { ErrorNote } from './ErrorNote';
 

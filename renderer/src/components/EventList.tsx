@@ -1,6 +1,6 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useLayoutEffect, useRef, useState, type KeyboardEvent, type WheelEvent } from 'react';
-import type { UiEvent } from '../../../main/api/contract';
+import type { UiEvent } from '../../../main/api/ui/contract';
 import type { LiveText } from '../state/timeline';
 import { EventRow, ROW_HEIGHT } from './EventRow';
 import { LiveTextRow } from './LiveTextRow';

@@ -1,5 +1,5 @@
 import { memo, type CSSProperties } from 'react';
-import type { UiEvent } from '../../../main/api/contract';
+import type { UiEvent } from '../../../main/api/ui/contract';
 import { summarise, type Summary } from '../lib/summary';
 import { clockTime } from '../lib/time';
 

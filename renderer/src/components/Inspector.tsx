@@ -1,4 +1,4 @@
-import type { UiEvent } from '../../../main/api/contract';
+import type { UiEvent } from '../../../main/api/ui/contract';
 
 /** The selected event in full (as JSON text, never as markup). */
 export function Inspector({ event, onClose }: { event: UiEvent; onClose(): void }) {

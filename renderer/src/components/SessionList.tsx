@@ -1,4 +1,4 @@
-import type { SessionSummary } from '../../../main/api/contract';
+import type { SessionSummary } from '../../../main/api/ui/contract';
 import { useSessions } from '../state/sessions';
 import { ErrorNote } from './ErrorNote';
 

@@ -1,6 +1,6 @@
 import { useCallback, useState } from 'react';
 import { useStore } from 'zustand';
-import type { CorralApi, SessionSummary, UiEvent } from '../../../main/api/contract';
+import type { CorralApi, SessionSummary, UiEvent } from '../../../main/api/ui/contract';
 import { forgetSessionEvents, type SessionEvents } from '../state/events';
 import { useSessions } from '../state/sessions';
 import { useSessionEvents } from '../state/use-session-events';

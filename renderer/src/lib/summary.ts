@@ -1,4 +1,4 @@
-import type { UiEvent } from '../../../main/api/contract';
+import type { UiEvent } from '../../../main/api/ui/contract';
 import { duration, str, textOf, toolCall } from './tool-call';
 
 const MAX = 300;

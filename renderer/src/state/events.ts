@@ -1,5 +1,5 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { CorralApi, UiEvent } from '../../../main/api/contract';
+import type { CorralApi, UiEvent } from '../../../main/api/ui/contract';
 import { toClientError, type ClientError } from '../api/errors';
 import { applyIncoming, newMemory, type Incoming, type Timeline } from './timeline';
 

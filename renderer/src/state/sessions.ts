@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { SessionListChange, SessionSummary } from '../../../main/api/contract';
+import type { SessionListChange, SessionSummary } from '../../../main/api/ui/contract';
 import { toClientError, type ClientError } from '../api/errors';
 import type { Transport } from '../api/transport';
 

@@ -1,4 +1,4 @@
-import type { LiveTextItem, UiEvent } from '../../../main/api/contract';
+import type { LiveTextItem, UiEvent } from '../../../main/api/ui/contract';
 
 /**
  * The pure part of a session's store: logged events (ascending by seq, each seq once) and the

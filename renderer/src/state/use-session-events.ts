@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { CorralApi } from '../../../main/api/contract';
+import type { CorralApi } from '../../../main/api/ui/contract';
 import { acquireSessionEvents, type SessionEvents } from './events';
 
 /**

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Host } from '../../../host';
-import { agentDefinitionFromCreate, agentToApi, applyAgentUpdate } from '../../agent-shape';
-import { agentCreateBody, agentUpdateBody } from '../../schemas/agents';
+import { agentDefinitionFromCreate, agentToApi, applyAgentUpdate } from '../shapes/agent';
+import { agentCreateBody, agentUpdateBody } from '../schemas/agents';
 import { ApiError, notFound } from '../errors';
 import { jsonBody, queryBool, queryInt, queryTime } from '../request';
 

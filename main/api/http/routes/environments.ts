@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import type { EnvironmentRecord } from '../../../catalog/environments';
 import type { Host } from '../../../host';
-import { applyMetadataPatch } from '../../schemas/common';
-import { environmentCreateBody, environmentUpdateBody, normalizeEnvironmentConfig } from '../../schemas/environments';
+import { applyMetadataPatch } from '../schemas/common';
+import { environmentCreateBody, environmentUpdateBody, normalizeEnvironmentConfig } from '../schemas/environments';
 import { ApiError, notFound } from '../errors';
 import { jsonBody, queryBool, queryInt } from '../request';
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Host } from '../../../host';
 import type { EventSlice } from '../../../session/types';
-import { eventSendBody, toLoggedInput } from '../../schemas/events';
+import { eventSendBody, toLoggedInput } from '../schemas/events';
 import { ApiError, notFound } from '../errors';
 import { newOutcomeId } from '../ids';
 import { jsonBody, queryEnum, queryInt, queryList, queryTime } from '../request';

@@ -1,9 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Host } from '../../../host';
-import { sessionHandSpecs } from '../../../hands/session-hands';
 import { listSshConfigHosts } from '../../../hands/ssh';
-import { ApiError, notFound } from '../errors';
+
 import { jsonBody } from '../request';
 
 const handName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'hand names are 1-32 lower-case letters, digits, _ or -, starting with a letter');
@@ -12,37 +11,26 @@ const handOverBody = z.object({ to_session_id: z.string().min(1), as: handName.o
 
 /**
  * Corral's own endpoints for a session's hands: list them, attach another environment's hand,
- * release one, hand one over (live) to another session.
+ * release one, hand one over (live) to another session. The rules live in the hand registry;
+ * this only translates HTTP.
  */
 export function handRoutes(host: Host): Hono {
   const app = new Hono();
   const { log, hands } = host;
-  const specs = (id: string) => sessionHandSpecs(log, host.environments, id);
 
-  app.get('/:id/hands', (c) => {
-    const id = c.req.param('id');
-    log.getSession(id);
-    return c.json({ data: hands.list(id) });
-  });
+  app.get('/:id/hands', (c) => c.json({ data: hands.list(c.req.param('id')) }));
 
   app.post('/:id/hands', async (c) => {
     const id = c.req.param('id');
-    log.getSession(id);
+    log.getSession(id); // an unknown session is a 404 before its body is judged
     const body = await jsonBody(c, attachBody);
-    const env = host.environments.get(body.environment_id);
-    if (!env) throw notFound('environment', body.environment_id);
-    if (env.archived_at) throw new ApiError('invalid_request_error', `environment '${env.id}' is archived`);
-    if (specs(id).some((h) => h.name === body.name)) throw new ApiError('invalid_request_error', `the session already has a hand named '${body.name}'`);
-    hands.attach(id, env.id, body.name);
+    hands.attach(id, body.environment_id, body.name);
     return c.json({ data: hands.list(id) });
   });
 
   app.delete('/:id/hands/:name', async (c) => {
     const id = c.req.param('id');
-    const name = c.req.param('name');
-    log.getSession(id);
-    if (!specs(id).some((h) => h.name === name)) throw notFound('hand', name);
-    await hands.release(id, name);
+    await hands.release(id, c.req.param('name'));
     return c.json({ data: hands.list(id) });
   });
 
@@ -51,13 +39,7 @@ export function handRoutes(host: Host): Hono {
     const name = c.req.param('name');
     log.getSession(id);
     const body = await jsonBody(c, handOverBody);
-    log.getSession(body.to_session_id);
-    if (!specs(id).some((h) => h.name === name)) throw notFound('hand', name);
-    try {
-      hands.handOver(id, name, body.to_session_id, body.as ?? name);
-    } catch (err) {
-      throw new ApiError('invalid_request_error', (err as Error).message);
-    }
+    hands.handOver(id, name, body.to_session_id, body.as ?? name);
     return c.json({ from: hands.list(id), to: hands.list(body.to_session_id) });
   });
 

@@ -1,12 +1,11 @@
 import { Hono } from 'hono';
 import type { Host } from '../../../host';
-import { listSessionIds } from '../../../session/list';
 import type { SessionStatus } from '../../../session/types';
-import { applyMetadataPatch } from '../../schemas/common';
-import { toLoggedInput } from '../../schemas/events';
-import { sessionCreateBody, sessionForkBody, sessionUpdateBody } from '../../schemas/sessions';
-import { normalizeTools } from '../../agent-shape';
-import { normalizeResources, resolveSessionAgent, sessionToApi } from '../../session-shape';
+import { applyMetadataPatch } from '../schemas/common';
+import { toLoggedInput } from '../schemas/events';
+import { sessionCreateBody, sessionForkBody, sessionUpdateBody } from '../schemas/sessions';
+import { normalizeTools } from '../shapes/agent';
+import { normalizeResources, resolveSessionAgent, sessionToApi } from '../shapes/session';
 import { newOutcomeId } from '../ids';
 import { ApiError, notFound } from '../errors';
 import { jsonBody, queryBool, queryEnum, queryInt, queryList, queryTime } from '../request';
@@ -59,7 +58,7 @@ export function sessionRoutes(host: Host): Hono {
   });
 
   app.get('/', (c) => {
-    const page = listSessionIds(host.db, {
+    const page = log.listSessions({
       limit: queryInt(c, 'limit', { min: 1, max: 1000, fallback: 20 })!,
       page: c.req.query('page'),
       order: queryEnum(c, 'order', ['asc', 'desc'] as const),
@@ -75,10 +74,7 @@ export function sessionRoutes(host: Host): Hono {
       createdLt: queryTime(c, 'created_at[lt]'),
       createdLte: queryTime(c, 'created_at[lte]'),
     });
-    const data = page.data.flatMap((id) => {
-      const row = log.findSession(id);
-      return row ? [sessionToApi(row)] : [];
-    });
+    const data = page.data.map(sessionToApi);
     return c.json({ data, next_page: page.next_page, prev_page: page.prev_page });
   });
 

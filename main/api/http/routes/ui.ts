@@ -5,7 +5,8 @@ import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { Host } from '../../../host';
-import { openUiChannel } from '../../ui-channel';
+import { openUiChannel } from '../../ui/channel';
+import { uiServiceFor } from '../../ui/service';
 import { keyMatches, UI_COOKIE, uiCookieValue } from '../auth';
 
 /** Options of the UI routes. */
@@ -25,6 +26,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
   const app = new Hono();
   const cookie = uiCookieValue(opts.apiKey);
+  const ui = uiServiceFor(host);
 
   app.get(
     '/ui/ws',
@@ -39,7 +41,7 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
           if (!authorised) return ws.close(4401, 'not authorised: open the link corral serve printed');
           const socket = ws.raw as { bufferedAmount?: number } | undefined;
           channel = openUiChannel(
-            host.ui,
+            ui,
             (text) => {
               if (ws.readyState === 1) ws.send(text);
             },

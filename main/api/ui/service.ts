@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { SessionLog } from '../session/store';
-import { LogInputError, SessionNotFoundError, type SessionRow } from '../session/types';
+import type { Host } from '../../host';
+import type { SessionLog } from '../../session/store';
+import { LogInputError, SessionNotFoundError, type SessionRow } from '../../session/types';
 import { uiSchemas, type SessionSummary, type UiCallOutputs, type UiError, type UiStreamItems } from './contract';
-import type { UiCallName, UiStreamName } from './ui-methods';
+import type { UiCallName, UiStreamName } from './methods';
 
 /** An error meant for the renderer, already in its wire shape. */
 export class UiServiceError extends Error {
@@ -43,10 +44,16 @@ export function summarise(row: SessionRow): SessionSummary {
 /** What the UI service needs from the host. */
 export interface UiServiceDeps {
   log: SessionLog;
-  /** Lists sessions newest first (the API layer's pagination is not needed here). */
-  listSessions(limit: number, includeArchived: boolean): SessionRow[];
   /** Live text of a session's brain, when the host runs brains. */
   subscribeLiveText?(sessionId: string, listener: (item: UiStreamItems['watchLiveText']) => void): () => void;
+}
+
+/** The UI service of a host: whoever serves the UI (the shell's IPC, the HTTP server) makes one. */
+export function uiServiceFor(host: Pick<Host, 'log' | 'brains'>): UiService {
+  return createUiService({
+    log: host.log,
+    subscribeLiveText: host.brains ? (sessionId, listener) => host.brains!.subscribeDeltas(sessionId, listener) : undefined,
+  });
 }
 
 /**
@@ -70,7 +77,7 @@ export const BACKLOG_PAGE = 500;
 export function createUiService(deps: UiServiceDeps): UiService {
   const { log } = deps;
   const calls: { [N in UiCallName]: (input: z.output<(typeof uiSchemas)[N]>) => UiCallOutputs[N] } = {
-    listSessions: (i) => deps.listSessions(i.limit ?? 200, i.includeArchived ?? false).map(summarise),
+    listSessions: (i) => log.listSessions({ limit: i.limit ?? 200, includeArchived: i.includeArchived ?? false }).data.map(summarise),
     getSession: (i) => summarise(log.getSession(i.sessionId)),
     getEvents: ({ sessionId, ...slice }) => log.getEvents(sessionId, slice),
     sendMessage: (i) => log.emitEvent(i.sessionId, { type: 'user.message', content: [{ type: 'text', text: i.text }] }),

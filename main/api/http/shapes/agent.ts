@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { AgentRecord, AgentDefinition } from '../catalog/agents';
-import type { AgentCreateBody, AgentUpdateBody, modelParam, toolParam } from './schemas/agents';
-import { applyMetadataPatch } from './schemas/common';
+import type { AgentRecord, AgentDefinition } from '../../../catalog/agents';
+import type { AgentCreateBody, AgentUpdateBody, modelParam, toolParam } from '../schemas/agents';
+import { applyMetadataPatch } from '../schemas/common';
 
 const ALLOW = { type: 'always_allow' } as const;
 

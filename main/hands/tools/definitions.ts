@@ -3,15 +3,16 @@
  * and inputs follow the Managed Agents toolset `agent_toolset_20260401`.
  */
 
+/**
+ * A tool as the model sees it (the Messages API's tool shape). The one definition in the code
+ * base: built-in tools, a kind's extra tools (e.g. `screenshot`), an agent's custom tools and
+ * Corral's own `read_session_events` all use it.
+ */
 export interface ToolDefinition {
   name: string;
   description: string;
-  input_schema: {
-    type: 'object';
-    properties: Record<string, unknown>;
-    required?: string[];
-    additionalProperties?: boolean;
-  };
+  /** A JSON Schema of an object. */
+  input_schema: { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [keyword: string]: unknown };
 }
 
 export const BASH_TOOL_DESCRIPTION = [
@@ -24,7 +25,17 @@ export const BASH_TOOL_DESCRIPTION = [
   'Prefer the read, write, edit, glob and grep tools for looking at and changing files.',
 ].join(' ');
 
-export const LOCAL_TOOL_DEFINITIONS: readonly ToolDefinition[] = [
+/** The built-in tools every hand answers, in the order the model is offered them. */
+export const BUILTIN_TOOL_NAMES = ['bash', 'read', 'write', 'edit', 'glob', 'grep'] as const;
+export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
+
+/** True for the name of a built-in tool. */
+export const isBuiltinTool = (name: string): name is BuiltinToolName => (BUILTIN_TOOL_NAMES as readonly string[]).includes(name);
+
+/** A built-in tool's definition: its schema always lists its properties. */
+export type BuiltinToolDefinition = ToolDefinition & { name: BuiltinToolName; input_schema: { properties: Record<string, unknown> } };
+
+export const BUILTIN_TOOL_DEFINITIONS: readonly BuiltinToolDefinition[] = [
   {
     name: 'bash',
     description: BASH_TOOL_DESCRIPTION,
@@ -112,5 +123,3 @@ export const LOCAL_TOOL_DEFINITIONS: readonly ToolDefinition[] = [
     },
   },
 ];
-
-export const LOCAL_TOOL_NAMES: readonly string[] = LOCAL_TOOL_DEFINITIONS.map((t) => t.name);

@@ -1,5 +1,5 @@
-import { UI_CALLS, UI_STREAMS, type UiCallName, type UiStreamName } from './ui-methods';
-import { toUiError, type StreamFlow, type UiService } from './ui-service';
+import { UI_CALLS, UI_STREAMS, type UiCallName, type UiStreamName } from './methods';
+import { toUiError, type StreamFlow, type UiService } from './service';
 
 /** Largest message a UI client may send. */
 const MAX_MESSAGE = 2 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { LiveDelta } from '../brain/live-text';
-import type { UiCallName, UiStreamName } from './ui-methods';
+import type { LiveDelta } from '../../brain/live-text';
+import type { UiCallName, UiStreamName } from './methods';
 
 /**
  * The one contract for every renderer-facing call: name, zod input schema, output type.

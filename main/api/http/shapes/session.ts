@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
-import type { AgentRecord } from '../catalog/agents';
-import type { SessionRow } from '../session/types';
-import { normalizeModel, normalizeTools, sessionAgentSnapshot } from './agent-shape';
-import type { ResourceParam } from './schemas/sessions';
+import type { AgentRecord } from '../../../catalog/agents';
+import type { SessionRow } from '../../../session/types';
+import { normalizeModel, normalizeTools, sessionAgentSnapshot } from './agent';
+import type { ResourceParam } from '../schemas/sessions';
 import type { z } from 'zod';
-import type { sessionCreateBody } from './schemas/sessions';
+import type { sessionCreateBody } from '../schemas/sessions';
 
 /** The API's session object, plus Corral's own fields (`last_event_seq`, `forked_from`). */
 export function sessionToApi(row: SessionRow): Record<string, unknown> {
