@@ -150,12 +150,15 @@ export class Harness {
     // Text and thinking blocks get their event id when they start, so live text can name the
     // event it will become.
     const ids = new Map<number, string>();
+    const sentAt = Date.now();
+    let firstTokenMs: number | undefined;
     let result: { stopReason: string; usage: ModelUsage };
     try {
       result = await this.model.stream(
         built.params,
         {
           onBlockStart: (index, type) => {
+            firstTokenMs ??= Date.now() - sentAt;
             if (type !== 'text' && type !== 'thinking') return;
             const id = newId.event();
             ids.set(index, id);
@@ -181,7 +184,7 @@ export class Harness {
       await this.afterFailure(start!, failure, logged, a);
       return;
     }
-    await this.emit([requestEnd(start!.id, false, result.usage, undefined, result.stopReason)], `mend:${start!.id}`);
+    await this.emit([{ ...requestEnd(start!.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start!.id}`);
     for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
       if (signal.aborted) return;
       const outcome = await this.runTool(tu, signal);

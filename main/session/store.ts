@@ -251,6 +251,13 @@ export class SessionLog {
 
   // ---- events ----
 
+  /** Sessions forked from this one (not deleted), oldest first: the other direction of `parent_id`. */
+  listForks(id: string): SessionRow[] {
+    this.getSession(id);
+    const rows = this.db.prepare('SELECT id FROM sessions WHERE parent_id = ? AND deleted_at IS NULL ORDER BY created_at, id').all(id) as { id: string }[];
+    return rows.flatMap((r) => this.findSession(r.id) ?? []);
+  }
+
   /** Appends one event; returns it with its id, processed_at and seq once committed. */
   emitEvent(sessionId: string, event: EventInput, opts: EmitOptions = {}): LoggedEvent {
     return this.emitEvents(sessionId, [event], opts.idempotencyKey)[0]!;

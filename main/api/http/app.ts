@@ -9,6 +9,7 @@ import { environmentRoutes } from './routes/environments';
 import { eventRoutes } from './routes/events';
 import { handCatalogRoutes, handRoutes } from './routes/hands';
 import { sessionRoutes } from './routes/sessions';
+import { sessionExtraRoutes } from './routes/session-extras';
 import { uiRoutes } from './routes/ui';
 
 /** Options of the HTTP app. */
@@ -67,6 +68,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000 }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
+  v1.route('/sessions', sessionExtraRoutes(host));
   v1.route('/hands', handCatalogRoutes());
   v1.all('*', (c) =>
     errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),

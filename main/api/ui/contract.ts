@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import type { LiveDelta } from '../../brain/live-text';
+import { agentCreateBody, agentUpdateBody } from '../http/schemas/agents';
+import { environmentCreateBody, environmentUpdateBody } from '../http/schemas/environments';
+import { eventParams, userMessageParams } from '../http/schemas/events';
+import { attachBody } from '../http/schemas/hands';
+import { sessionCreateBody, sessionForkBody } from '../http/schemas/sessions';
 import type { UiCallName, UiStreamName } from './methods';
 
 /**
@@ -10,6 +15,21 @@ import type { UiCallName, UiStreamName } from './methods';
 
 const sessionId = z.string().min(1).max(100);
 const position = z.number().int().min(0);
+
+/** Token usage, summed over `span.model_request_end` events. */
+export interface UiUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+/** A hand a session holds now: its name, kind (environment type) and what it is. */
+export interface UiHand {
+  name: string;
+  kind: string;
+  description: string;
+}
 
 /** A session as the UI lists it. */
 export interface SessionSummary {
@@ -24,6 +44,96 @@ export interface SessionSummary {
   agent_name: string | null;
   parent_id: string | null;
   fork_seq: number | null;
+  agent_id: string | null;
+  environment_id: string | null;
+  /** Tokens used so far. */
+  usage: UiUsage;
+  /** The hands it holds (present when the host can tell). */
+  hands?: UiHand[];
+}
+
+/** A toolset or custom tool of an agent, as the API stores it (defaults filled in). */
+export interface UiToolset {
+  type: string;
+  name?: string;
+  description?: string;
+  input_schema?: Record<string, unknown>;
+  default_config?: { enabled?: boolean; permission_policy?: { type: string } };
+  configs?: { name: string; enabled?: boolean; permission_policy?: { type: string } }[];
+  [field: string]: unknown;
+}
+
+/** An agent (its current version), as the API's agent object. */
+export interface UiAgent {
+  id: string;
+  version: number;
+  name: string;
+  description: string | null;
+  model: { id: string; [field: string]: unknown };
+  system: string | null;
+  tools: UiToolset[];
+  archived_at: string | null;
+  created_at: string;
+  updated_at: string;
+  [field: string]: unknown;
+}
+
+/** An environment, as the API's environment object. */
+export interface UiEnvironment {
+  id: string;
+  name: string;
+  description: string | null;
+  config: { type: string; [field: string]: unknown };
+  archived_at: string | null;
+  created_at: string;
+  updated_at: string;
+  [field: string]: unknown;
+}
+
+/** The Messages request the brain would build from a session's log up to a position. */
+export interface ModelRequestView {
+  session_id: string;
+  /** The position asked for; the request includes events 1..at_seq. */
+  at_seq: number;
+  /** The last position the request includes (as `span.model_request_start.context_seq`). */
+  context_seq: number;
+  params: {
+    model: string;
+    max_tokens: number;
+    system?: { type: string; text?: string; [k: string]: unknown }[];
+    tools?: { name: string; description: string; input_schema: Record<string, unknown>; [k: string]: unknown }[];
+    messages: { role: 'user' | 'assistant'; content: { type: string; [k: string]: unknown }[] }[];
+  };
+  /** Tool results elided from the request to fit the context window (never from the log). */
+  elided_seqs: number[];
+  estimated_tokens: number;
+  /** How the tool list was made (which hands it names). */
+  note: string;
+}
+
+/** What forking at a position keeps, and what will run again once the fork gets work. */
+export interface ForkPreview {
+  at_seq: number;
+  /** Status the session had at that position. */
+  status_at: 'rescheduling' | 'running' | 'idle' | 'terminated';
+  /** Plain sentences, in the order things happen. */
+  will_run: string[];
+  /** Tool calls at the fork point without a result: answered "outcome unknown", never re-run. */
+  unanswered_tool_calls: { id: string; name: string; seq: number }[];
+  /** A model request was in flight at that point: it is closed and sent again. */
+  open_request: boolean;
+  /** The model is asked again even without a new message. */
+  needs_model: boolean;
+}
+
+/** A piece of a tool call's full output (the host keeps outputs longer than the model's cap). */
+export interface FullOutputChunk {
+  file: string;
+  text: string;
+  /** Byte offset of `text` in the file, and where the next piece starts (null: the end). */
+  offset: number;
+  next_offset: number | null;
+  total_bytes: number;
 }
 
 /** An event as the UI sees it: the log's event (Managed Agents shape plus `seq`). */
@@ -63,6 +173,39 @@ export const uiSchemas = {
   watchEvents: z.object({ sessionId, after: position.optional() }).strict(),
   /** Text the model is writing now (not logged): shown until its event arrives via watchEvents. */
   watchLiveText: z.object({ sessionId }).strict(),
+  // ---- host calls: every body is checked by the schema the HTTP API uses for the same thing ----
+  listAgents: z.object({ includeArchived: z.boolean().optional() }).strict(),
+  createAgent: agentCreateBody,
+  updateAgent: z.object({ agentId: z.string().min(1).max(100), update: agentUpdateBody }).strict(),
+  archiveAgent: z.object({ agentId: z.string().min(1).max(100) }).strict(),
+  listEnvironments: z.object({ includeArchived: z.boolean().optional() }).strict(),
+  createEnvironment: environmentCreateBody,
+  updateEnvironment: z.object({ environmentId: z.string().min(1).max(100), update: environmentUpdateBody }).strict(),
+  archiveEnvironment: z.object({ environmentId: z.string().min(1).max(100) }).strict(),
+  /** A session as `POST /v1/sessions` makes it, plus hands of other environments attached at once. */
+  createSession: z.object({ session: sessionCreateBody, hands: z.array(attachBody).max(16).optional() }).strict(),
+  /** Any event a client may send (`POST /v1/sessions/{id}/events`): a message, an interrupt, … */
+  sendEvent: z.object({ sessionId, event: eventParams }).strict(),
+  listHands: z.object({ sessionId }).strict(),
+  /** Sessions forked from this one, oldest first. */
+  listForks: z.object({ sessionId }).strict(),
+  getModelRequest: z.object({ sessionId, atSeq: position }).strict(),
+  previewFork: z.object({ sessionId, atSeq: position, withMessage: z.boolean().optional() }).strict(),
+  /**
+   * `POST /v1/sessions/{id}/fork`'s body, plus Corral's fork options: another environment for
+   * the main hand, more hands attached, and a first message.
+   */
+  forkSession: z
+    .object({
+      sessionId,
+      fork: sessionForkBody,
+      environmentId: z.string().min(1).max(100).optional(),
+      hands: z.array(attachBody).max(16).optional(),
+      message: userMessageParams.optional(),
+    })
+    .strict(),
+  /** A piece of the full output kept for the tool result at `seq` (up to 4 MiB at a time). */
+  readFullOutput: z.object({ sessionId, seq: position, offset: position.optional(), length: z.number().int().min(1).max(4 * 1024 * 1024).optional() }).strict(),
 } satisfies Record<UiCallName | UiStreamName, z.ZodType>;
 
 export type UiInput<N extends UiCallName | UiStreamName> = z.input<(typeof uiSchemas)[N]>;
@@ -73,6 +216,22 @@ export interface UiCallOutputs {
   getSession: SessionSummary;
   getEvents: UiEvent[];
   sendMessage: UiEvent;
+  listAgents: UiAgent[];
+  createAgent: UiAgent;
+  updateAgent: UiAgent;
+  archiveAgent: UiAgent;
+  listEnvironments: UiEnvironment[];
+  createEnvironment: UiEnvironment;
+  updateEnvironment: UiEnvironment;
+  archiveEnvironment: UiEnvironment;
+  createSession: SessionSummary;
+  sendEvent: UiEvent;
+  listHands: UiHand[];
+  listForks: SessionSummary[];
+  getModelRequest: ModelRequestView;
+  previewFork: ForkPreview;
+  forkSession: SessionSummary;
+  readFullOutput: FullOutputChunk;
 }
 
 /** Live text of an event not logged yet (the Managed Agents event_start / event_delta shapes). */

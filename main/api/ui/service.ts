@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { Host } from '../../host';
+import { hostCalls } from './calls';
 import type { SessionLog } from '../../session/store';
 import { LogInputError, SessionNotFoundError, type SessionRow } from '../../session/types';
 import { uiSchemas, type SessionSummary, type UiCallOutputs, type UiError, type UiStreamItems } from './contract';
-import type { UiCallName, UiStreamName } from './methods';
+import type { HostCallName, LogCallName, UiCallName, UiStreamName } from './methods';
 
 /** An error meant for the renderer, already in its wire shape. */
 export class UiServiceError extends Error {
@@ -24,8 +25,8 @@ export function toUiError(err: unknown): UiError {
   return { kind: 'internal', message: 'internal error (see the host log)' };
 }
 
-/** The summary the session list shows, from the log's record of a session. */
-export function summarise(row: SessionRow): SessionSummary {
+/** The summary the session list shows, from the log's record of a session (and its hands, when known). */
+export function summarise(row: SessionRow, handsOf?: (sessionId: string) => SessionSummary['hands']): SessionSummary {
   const agent = row.record.agent as { name?: unknown } | undefined;
   return {
     id: row.id,
@@ -38,6 +39,10 @@ export function summarise(row: SessionRow): SessionSummary {
     agent_name: typeof agent?.name === 'string' ? agent.name : null,
     parent_id: row.parent_id,
     fork_seq: row.fork_seq,
+    agent_id: row.agent_id,
+    environment_id: row.environment_id,
+    usage: row.usage,
+    ...(handsOf ? { hands: handsOf(row.id) } : {}),
   };
 }
 
@@ -46,12 +51,22 @@ export interface UiServiceDeps {
   log: SessionLog;
   /** Live text of a session's brain, when the host runs brains. */
   subscribeLiveText?(sessionId: string, listener: (item: UiStreamItems['watchLiveText']) => void): () => void;
+  /** The hands a session holds, for its summary. */
+  handsOf?(sessionId: string): SessionSummary['hands'];
+  /** The calls that need the whole host (main/api/ui/calls); absent, they answer "not available". */
+  hostCalls?: HostCalls;
 }
 
+/** Implementations of the host calls, each given its input already validated. */
+export type HostCalls = { [N in HostCallName]: (input: z.output<(typeof uiSchemas)[N]>) => UiCallOutputs[N] | Promise<UiCallOutputs[N]> };
+
 /** The UI service of a host: whoever serves the UI (the shell's IPC, the HTTP server) makes one. */
-export function uiServiceFor(host: Pick<Host, 'log' | 'brains'>): UiService {
+export function uiServiceFor(host: Host): UiService {
+  const calls = hostCalls(host);
   return createUiService({
     log: host.log,
+    hostCalls: calls,
+    handsOf: calls.handsOf,
     subscribeLiveText: host.brains ? (sessionId, listener) => host.brains!.subscribeDeltas(sessionId, listener) : undefined,
   });
 }
@@ -76,16 +91,17 @@ export const BACKLOG_PAGE = 500;
 
 export function createUiService(deps: UiServiceDeps): UiService {
   const { log } = deps;
-  const calls: { [N in UiCallName]: (input: z.output<(typeof uiSchemas)[N]>) => UiCallOutputs[N] } = {
-    listSessions: (i) => log.listSessions({ limit: i.limit ?? 200, includeArchived: i.includeArchived ?? false }).data.map(summarise),
-    getSession: (i) => summarise(log.getSession(i.sessionId)),
+  const summary = (row: SessionRow) => summarise(row, deps.handsOf);
+  const calls: { [N in LogCallName]: (input: z.output<(typeof uiSchemas)[N]>) => UiCallOutputs[N] } = {
+    listSessions: (i) => log.listSessions({ limit: i.limit ?? 200, includeArchived: i.includeArchived ?? false }).data.map(summary),
+    getSession: (i) => summary(log.getSession(i.sessionId)),
     getEvents: ({ sessionId, ...slice }) => log.getEvents(sessionId, slice),
     sendMessage: (i) => log.emitEvent(i.sessionId, { type: 'user.message', content: [{ type: 'text', text: i.text }] }),
   };
   const streams: { [N in UiStreamName]: (input: z.output<(typeof uiSchemas)[N]>, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow) => () => void } = {
     watchSessions: (_i, push) =>
       log.subscribeSessions((change) =>
-        push({ kind: change.kind, sessionId: change.sessionId, session: change.kind === 'deleted' ? null : summariseOrNull(log, change.sessionId) }),
+        push({ kind: change.kind, sessionId: change.sessionId, session: change.kind === 'deleted' ? null : summariseOrNull(log, change.sessionId, deps.handsOf) }),
       ),
     watchEvents: ({ sessionId, after }, push, flow) => {
       log.getSession(sessionId); // not found → error before subscribing
@@ -135,7 +151,11 @@ export function createUiService(deps: UiServiceDeps): UiService {
   return {
     async call(name, input) {
       const parsed = uiSchemas[name].parse(input ?? {});
-      return (calls[name] as (i: unknown) => UiCallOutputs[typeof name])(parsed);
+      const own = (calls as Record<string, ((i: unknown) => unknown) | undefined>)[name];
+      const more = (deps.hostCalls as Record<string, ((i: unknown) => unknown) | undefined> | undefined)?.[name];
+      const fn = own ?? more;
+      if (!fn) throw new UiServiceError({ kind: 'invalid_input', message: `${name} is not available on this host` });
+      return (await fn(parsed)) as UiCallOutputs[typeof name];
     },
     watch(name, input, push, flow) {
       const parsed = uiSchemas[name].parse(input ?? {});
@@ -144,7 +164,7 @@ export function createUiService(deps: UiServiceDeps): UiService {
   };
 }
 
-function summariseOrNull(log: SessionLog, id: string): SessionSummary | null {
+function summariseOrNull(log: SessionLog, id: string, handsOf?: UiServiceDeps['handsOf']): SessionSummary | null {
   const row = log.findSession(id);
-  return row ? summarise(row) : null;
+  return row ? summarise(row, handsOf) : null;
 }

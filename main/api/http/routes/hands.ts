@@ -1,13 +1,8 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import type { Host } from '../../../host';
 import { listSshConfigHosts } from '../../../hands/ssh';
-
+import { attachBody, handOverBody } from '../schemas/hands';
 import { jsonBody } from '../request';
-
-const handName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'hand names are 1-32 lower-case letters, digits, _ or -, starting with a letter');
-const attachBody = z.object({ environment_id: z.string().min(1), name: handName }).strict();
-const handOverBody = z.object({ to_session_id: z.string().min(1), as: handName.optional() }).strict();
 
 /**
  * Corral's own endpoints for a session's hands: list them, attach another environment's hand,

@@ -2,11 +2,10 @@ import { Hono } from 'hono';
 import type { Host } from '../../../host';
 import type { SessionStatus } from '../../../session/types';
 import { applyMetadataPatch } from '../schemas/common';
-import { toLoggedInput } from '../schemas/events';
 import { sessionCreateBody, sessionForkBody, sessionUpdateBody } from '../schemas/sessions';
 import { normalizeTools } from '../shapes/agent';
-import { normalizeResources, resolveSessionAgent, sessionToApi } from '../shapes/session';
-import { newOutcomeId } from '../ids';
+import { sessionToApi } from '../shapes/session';
+import { createSessionFromBody } from '../shapes/session-create';
 import { ApiError, notFound } from '../errors';
 import { jsonBody, queryBool, queryEnum, queryInt, queryList, queryTime } from '../request';
 
@@ -19,41 +18,7 @@ export function sessionRoutes(host: Host): Hono {
 
   app.post('/', async (c) => {
     const body = await jsonBody(c, sessionCreateBody);
-    const ref = typeof body.agent === 'string' ? { id: body.agent, version: undefined } : body.agent;
-    const agent = host.agents.get(ref.id, ref.version);
-    if (!agent) throw ref.version === undefined ? notFound('agent', ref.id) : notFound('agent version', `${ref.id}@${ref.version}`);
-    if (agent.archived_at) throw new ApiError('invalid_request_error', `agent '${agent.id}' is archived; sessions cannot start with it`);
-    const env = host.environments.get(body.environment_id);
-    if (!env) throw notFound('environment', body.environment_id);
-    if (env.archived_at) throw new ApiError('invalid_request_error', `environment '${env.id}' is archived; sessions cannot start in it`);
-    const withToken = (body.resources ?? []).find((r) => r.type === 'github_repository' && r.authorization_token);
-    if (withToken) {
-      // Never store a credential in a session record; the vault takes these over.
-      throw new ApiError('invalid_request_error', 'resources[].authorization_token is not supported yet: Corral keeps credentials only in its vault, which is not built yet');
-    }
-    // Refused rather than stored: a resource that is never applied would surprise the agent.
-    const unbuilt = (body.resources ?? []).findIndex((r) => r.type === 'file' || r.type === 'memory_store');
-    if (unbuilt >= 0) {
-      const type = body.resources![unbuilt]!.type;
-      const what = type === 'file' ? 'the Files API' : 'memory stores';
-      throw new ApiError('invalid_request_error', `resources[${unbuilt}]: '${type}' resources are not supported yet (${what} not built in Corral); repositories are`);
-    }
-    const { session } = log.createSession(
-      {
-        agent_id: agent.id,
-        agent_version: agent.version,
-        environment_id: env.id,
-        record: {
-          agent: resolveSessionAgent(body.agent, agent),
-          title: body.title ?? null,
-          metadata: body.metadata ?? {},
-          resources: normalizeResources(body.resources ?? []),
-          vault_ids: body.vault_ids ?? [],
-          budget: body.budget ?? null,
-        },
-      },
-      (body.initial_events ?? []).map((e) => toLoggedInput(e, newOutcomeId)),
-    );
+    const session = createSessionFromBody(host, body);
     return c.json(sessionToApi(session));
   });
 

@@ -1,0 +1,22 @@
+import { Hono } from 'hono';
+import type { Host } from '../../../host';
+import { modelRequestAt } from '../../ui/calls/model-request';
+import { sessionToApi } from '../shapes/session';
+import { queryInt } from '../request';
+
+/**
+ * Corral's read-only additions for a session: the model request the brain would build from
+ * its log up to a position (`GET /v1/sessions/{id}/model_request?at_seq=N`, default: the whole
+ * log), and the sessions forked from it (`GET /v1/sessions/{id}/forks`).
+ */
+export function sessionExtraRoutes(host: Host): Hono {
+  const app = new Hono();
+  app.get('/:id/model_request', (c) => {
+    const id = c.req.param('id');
+    const session = host.log.getSession(id);
+    const at = queryInt(c, 'at_seq', { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? session.last_seq;
+    return c.json({ type: 'model_request', ...modelRequestAt(host, id, at) });
+  });
+  app.get('/:id/forks', (c) => c.json({ data: host.log.listForks(c.req.param('id')).map(sessionToApi), next_page: null }));
+  return app;
+}

@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+import type { Host } from '../../../host';
+import type { SessionRow } from '../../../session/types';
+import { ApiError, notFound } from '../errors';
+import { newOutcomeId } from '../ids';
+import { toLoggedInput } from '../schemas/events';
+import type { sessionCreateBody } from '../schemas/sessions';
+import { normalizeResources, resolveSessionAgent } from './session';
+
+/**
+ * Creates a session from a validated `POST /v1/sessions` body: the agent (pinned version and
+ * overrides), the environment, resources and initial events. The HTTP route and the window's
+ * "New session" both come through here, so both refuse the same things the same way.
+ */
+export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'environments'>, body: z.infer<typeof sessionCreateBody>): SessionRow {
+  const ref = typeof body.agent === 'string' ? { id: body.agent, version: undefined } : body.agent;
+  const agent = host.agents.get(ref.id, ref.version);
+  if (!agent) throw ref.version === undefined ? notFound('agent', ref.id) : notFound('agent version', `${ref.id}@${ref.version}`);
+  if (agent.archived_at) throw new ApiError('invalid_request_error', `agent '${agent.id}' is archived; sessions cannot start with it`);
+  const env = host.environments.get(body.environment_id);
+  if (!env) throw notFound('environment', body.environment_id);
+  if (env.archived_at) throw new ApiError('invalid_request_error', `environment '${env.id}' is archived; sessions cannot start in it`);
+  const withToken = (body.resources ?? []).find((r) => r.type === 'github_repository' && r.authorization_token);
+  if (withToken) {
+    // Never store a credential in a session record; the vault takes these over.
+    throw new ApiError('invalid_request_error', 'resources[].authorization_token is not supported yet: Corral keeps credentials only in its vault, which is not built yet');
+  }
+  // Refused rather than stored: a resource that is never applied would surprise the agent.
+  const unbuilt = (body.resources ?? []).findIndex((r) => r.type === 'file' || r.type === 'memory_store');
+  if (unbuilt >= 0) {
+    const type = body.resources![unbuilt]!.type;
+    const what = type === 'file' ? 'the Files API' : 'memory stores';
+    throw new ApiError('invalid_request_error', `resources[${unbuilt}]: '${type}' resources are not supported yet (${what} not built in Corral); repositories are`);
+  }
+  const { session } = host.log.createSession(
+    {
+      agent_id: agent.id,
+      agent_version: agent.version,
+      environment_id: env.id,
+      record: {
+        agent: resolveSessionAgent(body.agent, agent),
+        title: body.title ?? null,
+        metadata: body.metadata ?? {},
+        resources: normalizeResources(body.resources ?? []),
+        vault_ids: body.vault_ids ?? [],
+        budget: body.budget ?? null,
+      },
+    },
+    (body.initial_events ?? []).map((e) => toLoggedInput(e, newOutcomeId)),
+  );
+  return session;
+}
