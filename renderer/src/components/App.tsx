@@ -1,34 +1,60 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import type { Transport } from '../api/transport';
+import { loadCatalog } from '../state/catalog';
 import { useConnection } from '../state/connection';
 import { followSessions } from '../state/sessions';
-import { sessionFromUrl, writeSessionToUrl } from '../state/url';
+import { readUrl, writeUrl, type UrlState } from '../state/url';
 import { AuthRequired } from './AuthRequired';
+import { AgentsPage } from './catalog/AgentsPage';
+import { EnvironmentsPage } from './catalog/EnvironmentsPage';
 import { ConnectionBanner } from './ConnectionBanner';
+import { NewSession } from './NewSession';
 import { SessionList } from './SessionList';
-import { SessionView } from './SessionView';
+import { SessionView } from './session/SessionView';
 
-/** The whole window: sessions on the left, the selected session on the right. */
+/** The whole window: the sidebar (sessions, agents, environments) and the page it selects. */
 export function App({ transport }: { transport: Transport }) {
   const status = useConnection((s) => s.status);
-  const [selected, setSelected] = useState<string | null>(sessionFromUrl);
+  const [view, setView] = useState<UrlState['view']>(() => readUrl().view);
+  const [selected, setSelected] = useState<string | null>(() => readUrl().session);
+  const [creating, setCreating] = useState(false);
+  const api = transport.api;
 
   useEffect(() => followSessions(transport), [transport]);
-  useEffect(() => writeSessionToUrl(selected), [selected]);
+  useEffect(() => transport.onOpen(() => void loadCatalog(api)), [transport, api]);
+
+  const select = useCallback((id: string, at?: number) => {
+    writeUrl({ session: id, at: at === undefined ? null : String(at), slice: null, view: null });
+    setCreating(false);
+    setView('sessions');
+    setSelected(id);
+  }, []);
+  const show = (v: UrlState['view']) => {
+    writeUrl({ view: v === 'sessions' ? null : v });
+    setView(v);
+  };
 
   if (status === 'unauthorised') return <AuthRequired />;
   return (
     <div className="app">
       <ConnectionBanner status={status} />
       <div className="panes">
-        <SessionList selected={selected} onSelect={setSelected} />
-        {selected ? (
-          <SessionView key={selected} api={transport.api} sessionId={selected} />
-        ) : (
-          <section className="session-view placeholder">
-            <p className="empty">Select a session.</p>
-          </section>
-        )}
+        <SessionList view={view} onView={show} selected={selected} onSelect={select} onNew={() => (setCreating(true), show('sessions'))} />
+        <main className="main-pane">
+          {view === 'agents' ? (
+            <AgentsPage api={api} />
+          ) : view === 'environments' ? (
+            <EnvironmentsPage api={api} />
+          ) : creating ? (
+            <NewSession api={api} onCreated={(id) => select(id)} onCancel={() => setCreating(false)} />
+          ) : selected ? (
+            <SessionView key={selected} api={api} sessionId={selected} onSelect={select} />
+          ) : (
+            <section className="session-view placeholder">
+              <p className="empty">Select a session, or start a new one.</p>
+            </section>
+          )}
+        </main>
       </div>
     </div>
   );

@@ -1,6 +1,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { CorralApi, UiEvent } from '../../../main/api/ui/contract';
 import { toClientError, type ClientError } from '../api/errors';
+import { SessionIndex } from '../lib/session-index';
 import { applyIncoming, newMemory, type Incoming, type Timeline } from './timeline';
 
 /**
@@ -17,6 +18,8 @@ export interface SessionEvents {
   store: StoreApi<EventsState>;
   /** Adds events (say, the one sendMessage returned); duplicates of known seqs are dropped. */
   add(events: readonly UiEvent[]): void;
+  /** What the views derive from the events (turns, hands, usage), kept up to date before each state change. */
+  index: SessionIndex;
 }
 
 interface Entry {
@@ -36,6 +39,7 @@ const registry = new Map<string, Entry>();
 function open(api: CorralApi, sessionId: string): Entry {
   const store = createStore<EventsState>(() => ({ sessionId, events: [], live: [], error: null }));
   const memory = newMemory();
+  const index = new SessionIndex();
   let buffer: Incoming[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -45,7 +49,14 @@ function open(api: CorralApi, sessionId: string): Entry {
     const batch = buffer;
     buffer = [];
     const next = applyIncoming(store.getState(), batch, memory);
-    if (next) store.setState(next);
+    if (!next) return;
+    // Events only grow at the end unless one arrives out of order (never from watchEvents):
+    // then the index starts over.
+    if (next.events.length < index.count || (index.count > 0 && next.events[index.count - 1] !== store.getState().events[index.count - 1])) {
+      Object.assign(index, new SessionIndex());
+    }
+    index.update(next.events);
+    store.setState(next);
   };
   const push = (item: Incoming) => {
     buffer.push(item);
@@ -68,7 +79,7 @@ function open(api: CorralApi, sessionId: string): Entry {
     flush();
   };
   return {
-    handle: { store, add },
+    handle: { store, add, index },
     refs: 0,
     stop: () => {
       clearTimeout(timer);

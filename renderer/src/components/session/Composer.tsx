@@ -1,16 +1,22 @@
 import { useState, type FormEvent, type KeyboardEvent } from 'react';
-import type { CorralApi, UiEvent } from '../../../main/api/ui/contract';
-import { toClientError, type ClientError } from '../api/errors';
-import { ErrorNote } from './ErrorNote';
+import type { CorralApi, UiEvent } from '../../../../main/api/ui/contract';
+import { toClientError, type ClientError } from '../../api/errors';
+import { ErrorNote } from '../ErrorNote';
 
 interface Props {
   api: CorralApi;
   sessionId: string;
+  /** The session's status: the interrupt button is live while a turn runs. */
+  status?: string;
   onSent(event: UiEvent): void;
+  onInterrupt(): Promise<unknown>;
 }
 
-/** A box to send the session a user message. Enter sends; Shift+Enter is a new line. */
-export function Composer({ api, sessionId, onSent }: Props) {
+/**
+ * A box to send the session a user message (Enter sends; Shift+Enter is a new line), and the
+ * interrupt button (also Escape) that stops the running turn with a `user.interrupt`.
+ */
+export function Composer({ api, sessionId, status, onSent, onInterrupt }: Props) {
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
@@ -26,6 +32,19 @@ export function Composer({ api, sessionId, onSent }: Props) {
       setError(toClientError(err));
     } finally {
       setSending(false);
+    }
+  };
+  const running = status === 'running' || status === 'rescheduling';
+  const [stopping, setStopping] = useState(false);
+  const stop = async () => {
+    setStopping(true);
+    setError(null);
+    try {
+      await onInterrupt();
+    } catch (err) {
+      setError(toClientError(err));
+    } finally {
+      setStopping(false);
     }
   };
   const onSubmit = (e: FormEvent) => {
@@ -54,6 +73,9 @@ export function Composer({ api, sessionId, onSent }: Props) {
         />
         <button type="submit" disabled={sending || !text.trim()} data-testid="send-button">
           {sending ? 'Sending…' : 'Send'}
+        </button>
+        <button type="button" className="danger" onClick={() => void stop()} disabled={!running || stopping} data-testid="interrupt-button" title="Interrupt the running turn (Esc)" aria-keyshortcuts="Escape">
+          {stopping ? 'Stopping…' : 'Interrupt'}
         </button>
       </div>
     </form>

@@ -1,6 +1,6 @@
 import { memo, useLayoutEffect, useRef, useState, type CSSProperties } from 'react';
-import { clockTime } from '../lib/time';
-import type { LiveText } from '../state/timeline';
+import { clockTime } from '../../lib/time';
+import type { LiveText } from '../../state/timeline';
 import { ROW_HEIGHT } from './EventRow';
 
 /** Characters of live text kept in the row; the row shows the end of what is being written. */

@@ -1,0 +1,43 @@
+import { useState } from 'react';
+import type { CorralApi, UiEnvironment } from '../../../../main/api/ui/contract';
+import { loadCatalog, useCatalog } from '../../state/catalog';
+import { EnvironmentForm } from './EnvironmentForm';
+
+/** Environments: where hands come from (this machine, an SSH host, a container image, a device). */
+export function EnvironmentsPage({ api }: { api: CorralApi }) {
+  const environments = useCatalog((s) => s.environments);
+  const [editing, setEditing] = useState<UiEnvironment | 'new' | null>(null);
+  return (
+    <section className="catalog-page" aria-labelledby="envs-title">
+      <header className="page-head">
+        <h2 id="envs-title">Environments</h2>
+        <button type="button" className="primary" onClick={() => setEditing('new')}>
+          New environment
+        </button>
+      </header>
+      <div className="catalog-body">
+        <ul className="catalog-list" aria-label="Environments">
+          {environments.map((e) => (
+            <li key={e.id}>
+              <button type="button" className={`catalog-row${editing !== 'new' && editing?.id === e.id ? ' selected' : ''}`} onClick={() => setEditing(e)} aria-label={`Edit environment ${e.name}`}>
+                <strong>{e.name}</strong> <span className="muted">{e.config.type}</span>
+              </button>
+            </li>
+          ))}
+          {environments.length === 0 && <li className="empty">No environments yet.</li>}
+        </ul>
+        {editing && (
+          <EnvironmentForm
+            key={editing === 'new' ? 'new' : `${editing.id}@${editing.updated_at}`}
+            api={api}
+            environment={editing === 'new' ? null : editing}
+            onSaved={(e) => {
+              void loadCatalog(api);
+              setEditing(e);
+            }}
+          />
+        )}
+      </div>
+    </section>
+  );
+}

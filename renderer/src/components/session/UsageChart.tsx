@@ -1,0 +1,102 @@
+import { useEffect, useMemo, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { palette } from '../../lib/colors';
+import type { SessionIndex } from '../../lib/session-index';
+
+/**
+ * Tokens per turn (input, output, cache read, cache write) and time to first token, as a small
+ * uPlot chart; the cursor's turn is marked. A table says the same for screen readers.
+ */
+export function UsageChart({ index, turn }: { index: SessionIndex; turn: number }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const turns = index.turnUsage();
+  const key = `${index.requests.length}`;
+  const data = useMemo(
+    () =>
+      [
+        turns.map((t) => t.turn),
+        turns.map((t) => t.input),
+        turns.map((t) => t.output),
+        turns.map((t) => t.cacheRead),
+        turns.map((t) => t.cacheWrite),
+        turns.map((t) => t.ttftMs),
+      ] as uPlot.AlignedData,
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [key],
+  );
+
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const p = palette();
+    const width = Math.max(200, el.clientWidth);
+    const opts: uPlot.Options = {
+      width,
+      height: 120,
+      legend: { show: true, live: false },
+      cursor: { show: true, drag: { x: false, y: false } },
+      scales: { x: { time: false }, ms: { auto: true } },
+      axes: [
+        { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 24, incrs: [1, 2, 5, 10, 20, 50, 100] },
+        { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 44 },
+        { scale: 'ms', side: 1, stroke: p.muted, grid: { show: false }, size: 40 },
+      ],
+      series: [
+        { label: 'turn' },
+        { label: 'in', stroke: p.kind.user, width: 2, points: { show: true } },
+        { label: 'out', stroke: p.kind.message, width: 2, points: { show: true } },
+        { label: 'cache read', stroke: p.kind.result, width: 1, points: { show: true } },
+        { label: 'cache write', stroke: p.kind.hand, width: 1, points: { show: true } },
+        { label: 'TTFT ms', stroke: p.kind.span, width: 1, dash: [4, 3], scale: 'ms', points: { show: true } },
+      ],
+    };
+    plot.current?.destroy();
+    plot.current = new uPlot(opts, data, el);
+    return () => {
+      plot.current?.destroy();
+      plot.current = null;
+    };
+  }, [data]);
+
+  useEffect(() => {
+    const u = plot.current;
+    if (!u || turns.length === 0) return;
+    const k = turns.findIndex((t) => t.turn === turn);
+    if (k >= 0) u.setCursor({ left: u.valToPos(turn, 'x'), top: 10 });
+  }, [turn, data, turns]);
+
+  return (
+    <figure className="usage-chart" aria-label="Tokens and time to first token per turn" data-testid="usage-chart">
+      <div ref={ref} />
+      <details>
+        <summary>Table</summary>
+        <table className="usage-table">
+          <thead>
+            <tr>
+              <th scope="col">Turn</th>
+              <th scope="col">In</th>
+              <th scope="col">Out</th>
+              <th scope="col">Cache read</th>
+              <th scope="col">Cache write</th>
+              <th scope="col">TTFT</th>
+            </tr>
+          </thead>
+          <tbody>
+            {turns.map((t) => (
+              <tr key={t.turn} aria-current={t.turn === turn ? 'true' : undefined}>
+                <td>{t.turn}</td>
+                <td>{t.input}</td>
+                <td>{t.output}</td>
+                <td>{t.cacheRead}</td>
+                <td>{t.cacheWrite}</td>
+                <td>{t.ttftMs === null ? '–' : `${Math.round(t.ttftMs)} ms`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </figure>
+  );
+}
