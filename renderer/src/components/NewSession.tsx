@@ -7,8 +7,10 @@ import { HandRows, type HandRow } from './HandRows';
 
 /** Starts work: an agent, the environment its main hand comes from, more hands, a title and a first message. */
 export function NewSession({ api, onCreated, onCancel }: { api: CorralApi; onCreated(id: string): void; onCancel(): void }) {
-  const agents = useCatalog((s) => s.agents.filter((a) => !a.archived_at));
-  const environments = useCatalog((s) => s.environments.filter((e) => !e.archived_at));
+  const allAgents = useCatalog((s) => s.agents);
+  const allEnvironments = useCatalog((s) => s.environments);
+  const agents = allAgents.filter((a) => !a.archived_at);
+  const environments = allEnvironments.filter((e) => !e.archived_at);
   const [agentId, setAgentId] = useState('');
   const [envId, setEnvId] = useState('');
   const [hands, setHands] = useState<HandRow[]>([]);

@@ -62,8 +62,8 @@ export function Scrubber({ events, index }: Props) {
         />
       </div>
       <div className="scrub-row scrub-controls">
-        <button type="button" onClick={() => go(0)} aria-label="First event" disabled={n === 0}>⏮</button>
-        <button type="button" onClick={() => go(at - 1)} aria-label="Previous event" disabled={at <= 0}>◀</button>
+        <button type="button" onClick={() => go(0)} aria-label="First event" disabled={n === 0}>|◀</button>
+        <button type="button" onClick={() => go(at - 1)} aria-label="Previous event" disabled={at <= 0}>◀|</button>
         <button
           type="button"
           className="play"
@@ -73,9 +73,9 @@ export function Scrubber({ events, index }: Props) {
           disabled={n === 0}
           data-testid="play"
         >
-          {playing ? '⏸' : '▶'}
+          {playing ? '❚❚' : '▶'}
         </button>
-        <button type="button" onClick={() => go(at + 1)} aria-label="Next event" disabled={at >= n - 1}>▶|</button>
+        <button type="button" onClick={() => go(at + 1)} aria-label="Next event" disabled={at >= n - 1}>|▶</button>
         <button type="button" onClick={() => useView.setState({ cursor: null, playing: false })} aria-label="Latest (live)" aria-pressed={cursor === null} data-testid="go-live">
           Live
         </button>

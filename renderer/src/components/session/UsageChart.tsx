@@ -40,8 +40,8 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
       scales: { x: { time: false }, ms: { auto: true } },
       axes: [
         { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 24, incrs: [1, 2, 5, 10, 20, 50, 100] },
-        { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 44 },
-        { scale: 'ms', side: 1, stroke: p.muted, grid: { show: false }, size: 40 },
+        { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 52 },
+        { scale: 'ms', side: 1, stroke: p.muted, grid: { show: false }, size: 48 },
       ],
       series: [
         { label: 'turn' },
@@ -67,6 +67,7 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
     if (k >= 0) u.setCursor({ left: u.valToPos(turn, 'x'), top: 10 });
   }, [turn, data, turns]);
 
+  if (turns.length === 0) return <p className="muted">No model requests yet.</p>;
   return (
     <figure className="usage-chart" aria-label="Tokens and time to first token per turn" data-testid="usage-chart">
       <div ref={ref} />
