@@ -220,6 +220,7 @@ test('dark theme at 1024×700', async ({ page }) => {
   await page.getByRole('button', { name: /made in the window/ }).click();
   await idle(page, 3);
   await rowsOf(page, 'agent.tool_result').first().click();
+  await page.waitForTimeout(400); // the overview strip redraws at most four times a second
   await shot(page, 'session-dark');
   // Nothing spills out of the window.
   const overflow = await page.evaluate(() => {

@@ -81,7 +81,7 @@ function SessionRow({ session, selected, onSelect }: { session: SessionSummary; 
         onClick={() => onSelect(session.id)}
       >
         <span className="session-title">
-          {session.parent_id && <span aria-label="fork">⑂ </span>}
+          {session.parent_id && <span aria-label="fork">↳ </span>}
           {session.title || session.id}
         </span>
         <span className="session-meta">

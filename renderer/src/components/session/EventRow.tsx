@@ -49,7 +49,7 @@ export const EventRow = memo(function EventRow({ event, kind, top, current, futu
       <SummaryLine summary={summary} />
       {forks > 0 && (
         <span className="badge badge-fork" title={`${forks} fork${forks === 1 ? '' : 's'} made here`} data-testid="fork-mark">
-          ⑂ {forks}
+          ↳ {forks}
         </span>
       )}
     </div>

@@ -40,7 +40,7 @@ export function OverviewCanvas({ events, index, width }: Props) {
     const now = performance.now();
     const stale = !st || st.width !== width || st.theme !== theme || st.count !== count;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const throttled = stale && st !== null && st.width === width && st.theme === theme && now - st.at < 250;
+    const throttled = stale && st !== null && st.count > 0 && st.width === width && st.theme === theme && now - st.at < 250;
     // Streaming: the picture is redrawn at most four times a second; the playhead every time.
     if (throttled) timer = setTimeout(() => setTick((n) => n + 1), 250 - (now - st!.at));
     else if (stale) {

@@ -1,8 +1,11 @@
-import { useEffect, useMemo, useRef } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { palette } from '../../lib/colors';
+import { onThemeChange, palette } from '../../lib/colors';
 import type { SessionIndex } from '../../lib/session-index';
+
+/** Turns listed in the table (the newest). */
+const TABLE_ROWS = 200;
 
 /**
  * Tokens per turn (input, output, cache read, cache write) and time to first token, as a small
@@ -27,9 +30,17 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
     [key],
   );
 
+  // The chart is made once (again when the theme changes); new data goes in with setData,
+  // at most twice a second while a long log loads or events stream in.
+  const latest = useRef(data);
+  latest.current = data;
+  const [theme, setTheme] = useState(0);
+  useEffect(() => onThemeChange(() => setTheme((n) => n + 1)), []);
+  const hasData = turns.length > 0;
+  const [tableOpen, setTableOpen] = useState(false);
   useEffect(() => {
     const el = ref.current;
-    if (!el) return;
+    if (!el || !hasData) return;
     const p = palette();
     const width = Math.max(200, el.clientWidth);
     const opts: uPlot.Options = {
@@ -39,25 +50,38 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
       cursor: { show: true, drag: { x: false, y: false } },
       scales: { x: { time: false }, ms: { auto: true } },
       axes: [
-        { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 24, incrs: [1, 2, 5, 10, 20, 50, 100] },
+        { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 24, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
         { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 52 },
         { scale: 'ms', side: 1, stroke: p.muted, grid: { show: false }, size: 48 },
       ],
       series: [
         { label: 'turn' },
-        { label: 'in', stroke: p.kind.user, width: 2, points: { show: true } },
-        { label: 'out', stroke: p.kind.message, width: 2, points: { show: true } },
-        { label: 'cache read', stroke: p.kind.result, width: 1, points: { show: true } },
-        { label: 'cache write', stroke: p.kind.hand, width: 1, points: { show: true } },
-        { label: 'TTFT ms', stroke: p.kind.span, width: 1, dash: [4, 3], scale: 'ms', points: { show: true } },
+        { label: 'in', stroke: p.kind.user, width: 2, points: { show: false } },
+        { label: 'out', stroke: p.kind.message, width: 2, points: { show: false } },
+        { label: 'cache read', stroke: p.kind.result, width: 1, points: { show: false } },
+        { label: 'cache write', stroke: p.kind.hand, width: 1, points: { show: false } },
+        { label: 'TTFT ms', stroke: p.kind.span, width: 1, dash: [4, 3], scale: 'ms', points: { show: false } },
       ],
     };
-    plot.current?.destroy();
-    plot.current = new uPlot(opts, data, el);
+    const u = new uPlot(opts, latest.current, el);
+    plot.current = u;
     return () => {
-      plot.current?.destroy();
+      u.destroy();
       plot.current = null;
     };
+  }, [theme, hasData]);
+  const lastSet = useRef(0);
+  useEffect(() => {
+    const u = plot.current;
+    if (!u) return;
+    const wait = 500 - (performance.now() - lastSet.current);
+    const apply = () => {
+      lastSet.current = performance.now();
+      plot.current?.setData(latest.current);
+    };
+    if (wait <= 0) return apply();
+    const t = setTimeout(apply, wait);
+    return () => clearTimeout(t);
   }, [data]);
 
   useEffect(() => {
@@ -71,8 +95,9 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
   return (
     <figure className="usage-chart" aria-label="Tokens and time to first token per turn" data-testid="usage-chart">
       <div ref={ref} />
-      <details>
+      <details onToggle={(e) => setTableOpen(e.currentTarget.open)}>
         <summary>Table</summary>
+        {tableOpen && (
         <table className="usage-table">
           <thead>
             <tr>
@@ -85,7 +110,7 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
             </tr>
           </thead>
           <tbody>
-            {turns.map((t) => (
+            {turns.slice(-TABLE_ROWS).map((t) => (
               <tr key={t.turn} aria-current={t.turn === turn ? 'true' : undefined}>
                 <td>{t.turn}</td>
                 <td>{t.input}</td>
@@ -97,6 +122,7 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
             ))}
           </tbody>
         </table>
+        )}
       </details>
     </figure>
   );
