@@ -80,6 +80,10 @@ export class SessionIndex {
   /** Indexes of user and agent messages (the transcript). */
   readonly messages: number[] = [];
   readonly requests: RequestUsage[] = [];
+  /** Running totals after each request (for usage at any position by binary search). */
+  private readonly totals: { input: number; output: number; cacheRead: number; cacheWrite: number }[] = [];
+  private readonly requestAt: number[] = [];
+  private turnCache: { n: number; turns: TurnUsage[] } = { n: -1, turns: [] };
   /** Tool use id → its event index, and tool use index → its result index. */
   readonly toolUseById = new Map<string, number>();
   readonly resultOfUse = new Map<number, number>();
@@ -141,6 +145,10 @@ export class SessionIndex {
       ttftMs: ttft,
       failed: e.is_error === true,
     });
+    const r = this.requests[this.requests.length - 1]!;
+    const prev = this.totals[this.totals.length - 1] ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    this.totals.push({ input: prev.input + r.input, output: prev.output + r.output, cacheRead: prev.cacheRead + r.cacheRead, cacheWrite: prev.cacheWrite + r.cacheWrite });
+    this.requestAt.push(i);
   }
 
   /** The status the session had once event `i` was logged. */
@@ -157,20 +165,13 @@ export class SessionIndex {
 
   /** Tokens used by the requests finished at or before event `i`. */
   usageThrough(i: number): { input: number; output: number; cacheRead: number; cacheWrite: number; requests: number } {
-    const out = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 };
-    for (const r of this.requests) {
-      if (r.index > i) break;
-      out.input += r.input;
-      out.output += r.output;
-      out.cacheRead += r.cacheRead;
-      out.cacheWrite += r.cacheWrite;
-      out.requests++;
-    }
-    return out;
+    const k = lastAtOrBefore(this.requestAt, i);
+    return k < 0 ? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 } : { ...this.totals[k]!, requests: k + 1 };
   }
 
   /** Usage per turn, for the chart. */
   turnUsage(): TurnUsage[] {
+    if (this.turnCache.n === this.requests.length) return this.turnCache.turns;
     const byTurn = new Map<number, TurnUsage>();
     for (const r of this.requests) {
       let t = byTurn.get(r.turn);
@@ -181,7 +182,8 @@ export class SessionIndex {
       t.cacheWrite += r.cacheWrite;
       t.requests++;
     }
-    return [...byTurn.values()];
+    this.turnCache = { n: this.requests.length, turns: [...byTurn.values()] };
+    return this.turnCache.turns;
   }
 
   /** The index of the previous (dir -1) or next (dir 1) event of the same kind as event `i`. */

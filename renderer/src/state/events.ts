@@ -31,6 +31,9 @@ interface Entry {
 
 /** Items arriving within this many ms are applied together (one new state, one render). */
 const BATCH_MS = 16;
+/** A batch this big means a backlog is loading: the next one waits BACKLOG_MS. */
+const BACKLOG_BATCH = 200;
+const BACKLOG_MS = 100;
 /** A store nobody holds is kept this long, so switching back to a session is instant. */
 const KEEP_MS = 30_000;
 
@@ -48,6 +51,7 @@ function open(api: CorralApi, sessionId: string): Entry {
     timer = undefined;
     const batch = buffer;
     buffer = [];
+    lastBatch = batch.length;
     const next = applyIncoming(store.getState(), batch, memory);
     if (!next) return;
     // Events only grow at the end unless one arrives out of order (never from watchEvents):
@@ -58,9 +62,12 @@ function open(api: CorralApi, sessionId: string): Entry {
     index.update(next.events);
     store.setState(next);
   };
+  // While a long backlog pours in, batches are bigger and rarer (one render per 100 ms), so
+  // the history loads fast; live events go out within a frame.
+  let lastBatch = 0;
   const push = (item: Incoming) => {
     buffer.push(item);
-    timer ??= setTimeout(flush, BATCH_MS);
+    timer ??= setTimeout(flush, lastBatch > BACKLOG_BATCH ? BACKLOG_MS : BATCH_MS);
   };
 
   const stopEvents = api.watchEvents(

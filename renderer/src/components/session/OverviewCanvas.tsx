@@ -79,12 +79,23 @@ export function OverviewCanvas({ events, index, width }: Props) {
     if (e.shiftKey) useView.setState({ slice: { from: seq, to: seq }, tab: 'slice' });
     else useView.setState({ cursor: seq, playing: false });
   };
+  // Pointer moves come faster than frames: the newest one is applied once per frame.
+  const pending = useRef<{ seq: number; frame: number } | null>(null);
   const onMove = (e: PointerEvent<HTMLCanvasElement>) => {
     const d = drag.current;
     const seq = d && seqAt(e);
     if (!d || seq === null) return;
-    if (d.shift) useView.setState({ slice: { from: Math.min(d.anchor, seq), to: Math.max(d.anchor, seq) } });
-    else if (useView.getState().cursor !== seq) useView.setState({ cursor: seq });
+    if (pending.current) {
+      pending.current.seq = seq;
+      return;
+    }
+    const p = { seq, frame: 0 };
+    pending.current = p;
+    p.frame = requestAnimationFrame(() => {
+      pending.current = null;
+      if (d.shift) useView.setState({ slice: { from: Math.min(d.anchor, p.seq), to: Math.max(d.anchor, p.seq) } });
+      else if (useView.getState().cursor !== p.seq) useView.setState({ cursor: p.seq });
+    });
   };
   const onUp = () => {
     drag.current = null;
