@@ -116,11 +116,28 @@ async function main() {
         }
       }).observe(g.document, { subtree: true, childList: true });
     });
+    const cdp = process.env.BENCH_UI_PROFILE ? await page.context().newCDPSession(page) : null;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.start');
+    }
     await page.goto(`${server.url}/?session=${sessionId}`);
     await page.waitForFunction(() => (globalThis as unknown as { __painted?: number }).__painted !== undefined, null, { timeout: 60_000 });
     const painted = await page.evaluate(() => (globalThis as unknown as { __painted: number }).__painted);
     const last = host.log.getSession(sessionId).last_seq;
     await page.waitForSelector(`[data-testid="event-list"][aria-label="Events (${last})"]`, { timeout: 120_000 });
+    if (cdp) {
+      // BENCH_UI_PROFILE=1: where the page spent its time while the log loaded (self time by function).
+      const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: { nodes: { id: number; hitCount?: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[]; timeDeltas: number[] } };
+      const self = new Map<string, number>();
+      const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+      profile.samples.forEach((id, k) => {
+        const f = byId.get(id)!.callFrame;
+        const key = `${f.functionName || '(anon)'} ${f.url.split('/').pop()}:${f.lineNumber}`;
+        self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[k] ?? 0) / 1000);
+      });
+      for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${fmt(ms, 0)} ms  ${k}`);
+    }
     const loaded = await page.evaluate(() => (globalThis as unknown as { performance: { now(): number } }).performance.now());
     const dom = await page.locator('[data-testid="event-row"]').count();
     console.log(`first paint of the timeline: ${fmt(painted, 0)} ms after navigation; all ${fmt(last)} events loaded and indexed: ${fmt(loaded, 0)} ms; ${dom} event rows in the DOM`);
