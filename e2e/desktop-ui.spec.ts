@@ -184,7 +184,7 @@ test('fork from an event onto another hand; ancestry both ways', async ({ page }
   await rowsOf(page, 'user.message').first().click();
   await page.getByRole('button', { name: 'Fork from here…' }).click();
   const dialog = page.getByRole('dialog', { name: 'Fork from #1' });
-  await expect(dialog.getByTestId('fork-preview')).toContainText('Events 1–1 are shared');
+  await expect(dialog.getByTestId('fork-preview')).toContainText('Event 1 is shared');
   await dialog.getByLabel('Main hand').selectOption({ label: 'busybox-box (docker)' });
   await dialog.getByLabel('Message to send in the fork').fill('say hello on this hand');
   await expect(dialog.getByTestId('fork-preview')).toContainText('Your message is added');
@@ -222,6 +222,10 @@ test('dark theme at 1024×700', async ({ page }) => {
   await rowsOf(page, 'agent.tool_result').first().click();
   await page.waitForTimeout(400); // the overview strip redraws at most four times a second
   await shot(page, 'session-dark');
+  await page.getByRole('tab', { name: 'State' }).click();
+  await expect(page.getByTestId('usage-chart')).toHaveAttribute('data-turns', '3');
+  await page.waitForTimeout(600);
+  await shot(page, 'state-dark');
   // Nothing spills out of the window.
   const overflow = await page.evaluate(() => {
     const g = globalThis as unknown as { document: { documentElement: { scrollWidth: number; scrollHeight: number } }; innerWidth: number; innerHeight: number };

@@ -67,7 +67,7 @@ describe('host calls of the UI contract', () => {
     expect(await ui.call('listSessions', {})).toHaveLength(before);
 
     const preview = await ui.call('previewFork', { sessionId: s.id, atSeq: 1, withMessage: true });
-    expect(preview.will_run.join(' ')).toMatch(/Events 1–1 are shared/);
+    expect(preview.will_run.join(' ')).toMatch(/Event 1 is shared/);
     expect(preview.will_run.join(' ')).toMatch(/not rewound/);
     const fork = await ui.call('forkSession', {
       sessionId: s.id,

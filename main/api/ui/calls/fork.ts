@@ -18,7 +18,8 @@ export function previewFork(host: Pick<Host, 'log'>, sessionId: string, atSeq: n
   const session = host.log.getSession(sessionId);
   if (atSeq > session.last_seq) throw refuse(`position ${atSeq} is past the session's last event (#${session.last_seq})`);
   const a = analyse(eventsThrough(host.log, sessionId, atSeq));
-  const lines = [`Events 1–${atSeq} are shared with the fork; this session stays exactly as it is, and nothing after #${atSeq} is copied.`];
+  const shared = atSeq === 0 ? 'No event is shared' : atSeq === 1 ? 'Event 1 is shared' : `Events 1–${atSeq} are shared`;
+  const lines = [`${shared} with the fork; this session stays exactly as it is, and nothing after #${atSeq} is copied.`];
   if (a.openRequest) lines.push(`A model request was in flight at #${atSeq}: the fork closes it as abandoned and sends it again.`);
   if (a.unansweredToolUses.length) {
     const names = a.unansweredToolUses.map((e) => String(e.name)).join(', ');

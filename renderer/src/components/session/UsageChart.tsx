@@ -30,17 +30,30 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
     [key],
   );
 
-  // The chart is made once (again when the theme changes); new data goes in with setData,
-  // at most twice a second while a long log loads or events stream in.
+  // The chart is made afresh with new data at most twice a second (a long log loading, events
+  // streaming in); each chart is cheap, a chart per batch is not.
   const latest = useRef(data);
   latest.current = data;
   const [theme, setTheme] = useState(0);
   useEffect(() => onThemeChange(() => setTheme((n) => n + 1)), []);
   const hasData = turns.length > 0;
   const [tableOpen, setTableOpen] = useState(false);
+  const lastMade = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const [made, setMade] = useState(0);
   useEffect(() => {
     const el = ref.current;
     if (!el || !hasData) return;
+    const wait = 500 - (performance.now() - lastMade.current);
+    if (wait > 0) {
+      // One pending redraw at a time; it draws whatever the data is when it fires.
+      timer.current ??= setTimeout(() => {
+        timer.current = undefined;
+        setMade((n) => n + 1);
+      }, wait);
+      return;
+    }
+    lastMade.current = performance.now();
     const p = palette();
     const width = Math.max(200, el.clientWidth);
     const opts: uPlot.Options = {
@@ -56,44 +69,37 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
       ],
       series: [
         { label: 'turn' },
-        { label: 'in', stroke: p.kind.user, width: 2, points: { show: false } },
-        { label: 'out', stroke: p.kind.message, width: 2, points: { show: false } },
-        { label: 'cache read', stroke: p.kind.result, width: 1, points: { show: false } },
-        { label: 'cache write', stroke: p.kind.hand, width: 1, points: { show: false } },
-        { label: 'TTFT ms', stroke: p.kind.span, width: 1, dash: [4, 3], scale: 'ms', points: { show: false } },
+        { label: 'in', stroke: p.kind.user, width: 2, points: { show: latest.current[0].length < 50 } },
+        { label: 'out', stroke: p.kind.message, width: 2, points: { show: latest.current[0].length < 50 } },
+        { label: 'cache read', stroke: p.kind.result, width: 1 },
+        { label: 'cache write', stroke: p.kind.hand, width: 1 },
+        { label: 'TTFT ms', stroke: p.kind.span, width: 1, dash: [4, 3], scale: 'ms' },
       ],
     };
-    const u = new uPlot(opts, latest.current, el);
-    plot.current = u;
-    return () => {
-      u.destroy();
+    // The old chart stays until the new one replaces it (no blank while throttled).
+    plot.current?.destroy();
+    el.replaceChildren();
+    plot.current = new uPlot(opts, latest.current, el);
+  }, [theme, hasData, data, made]);
+  useEffect(
+    () => () => {
+      clearTimeout(timer.current);
+      plot.current?.destroy();
       plot.current = null;
-    };
-  }, [theme, hasData]);
-  const lastSet = useRef(0);
-  useEffect(() => {
-    const u = plot.current;
-    if (!u) return;
-    const wait = 500 - (performance.now() - lastSet.current);
-    const apply = () => {
-      lastSet.current = performance.now();
-      plot.current?.setData(latest.current);
-    };
-    if (wait <= 0) return apply();
-    const t = setTimeout(apply, wait);
-    return () => clearTimeout(t);
-  }, [data]);
+    },
+    [],
+  );
 
   useEffect(() => {
     const u = plot.current;
     if (!u || turns.length === 0) return;
     const k = turns.findIndex((t) => t.turn === turn);
     if (k >= 0) u.setCursor({ left: u.valToPos(turn, 'x'), top: 10 });
-  }, [turn, data, turns]);
+  }, [turn, data, turns, made]);
 
   if (turns.length === 0) return <p className="muted">No model requests yet.</p>;
   return (
-    <figure className="usage-chart" aria-label="Tokens and time to first token per turn" data-testid="usage-chart">
+    <figure className="usage-chart" aria-label="Tokens and time to first token per turn" data-testid="usage-chart" data-turns={turns.length} data-x={String(data[0])}>
       <div ref={ref} />
       <details onToggle={(e) => setTableOpen(e.currentTarget.open)}>
         <summary>Table</summary>
