@@ -31,6 +31,8 @@ interface Entry {
 
 /** Items arriving within this many ms are applied together (one new state, one render). */
 const BATCH_MS = 16;
+/** Events per page of the history (the contract's largest getEvents). */
+const HISTORY_PAGE = 5000;
 /** A batch this big means a backlog is loading: the next one waits BACKLOG_MS. */
 const BACKLOG_BATCH = 200;
 const BACKLOG_MS = 100;
@@ -70,11 +72,28 @@ function open(api: CorralApi, sessionId: string): Entry {
     timer ??= setTimeout(flush, lastBatch > BACKLOG_BATCH ? BACKLOG_MS : BATCH_MS);
   };
 
-  const stopEvents = api.watchEvents(
-    { sessionId },
-    (event) => push({ event }),
-    (error) => store.setState({ error: toClientError(error) }),
-  );
+  // The history comes in pages of HISTORY_PAGE events (one message each, one render each), then
+  // watchEvents follows from the last one: a long session loads in seconds, not one message per
+  // event. Events appended meanwhile are in the next page or in the stream; none twice (by seq).
+  let stopped = false;
+  let stopEvents = () => {};
+  const fail = (err: unknown) => {
+    if (!stopped) store.setState({ error: toClientError(err) });
+  };
+  void (async () => {
+    let after = 0;
+    for (;;) {
+      const page = await api.getEvents({ sessionId, after, limit: HISTORY_PAGE });
+      if (stopped) return;
+      if (page.length) {
+        buffer.push(...page.map((event) => ({ event })));
+        flush();
+        after = page[page.length - 1]!.seq;
+      }
+      if (page.length < HISTORY_PAGE) break;
+    }
+    stopEvents = api.watchEvents({ sessionId, after }, (event) => push({ event }), fail);
+  })().catch(fail);
   // Live text is only a preview: if it cannot be had, the log still shows everything.
   const stopLive = api.watchLiveText(
     { sessionId },
@@ -89,6 +108,7 @@ function open(api: CorralApi, sessionId: string): Entry {
     handle: { store, add, index },
     refs: 0,
     stop: () => {
+      stopped = true;
       clearTimeout(timer);
       stopEvents();
       stopLive();
