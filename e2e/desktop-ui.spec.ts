@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
@@ -20,6 +20,26 @@ const shot = async (page: Page, name: string) => {
   await page.screenshot({ path: path.join(SCREENS, `${name}.png`) });
 };
 
+/** Starts a shared test backend (idempotent) and returns what its script exports. */
+function backend(kind: 'docker' | 'adb'): Record<string, string> {
+  const out = execFileSync('bash', [path.resolve(import.meta.dirname, '..', `test/hands-env/${kind}.sh`), 'start'], { encoding: 'utf8', timeout: 180_000 });
+  return Object.fromEntries([...out.matchAll(/^export (\w+)=['"]?([^'"\n]*)['"]?$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+/**
+ * A turn on the shared adb backend (other test files kill and revive its devices): the lock
+ * test/helpers/hands-env.ts takes, held by a child until released.
+ */
+async function adbTurn(): Promise<() => void> {
+  fs.mkdirSync('/tmp/corral-hands/adb', { recursive: true });
+  const holder = spawn('flock', ['/tmp/corral-hands/adb/.test-lock', 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout!.once('data', () => resolve());
+    holder.once('exit', (code) => reject(new Error(`flock exited with ${code}`)));
+  });
+  return () => holder.stdin!.end();
+}
+
 /** The shared Docker test engine (started if needed; idempotent). */
 function dockerEnv(): { host: string; image: string } {
   const out = execFileSync('bash', [path.resolve(import.meta.dirname, '..', 'test/hands-env/docker.sh'), 'start'], { encoding: 'utf8', timeout: 180_000 });
@@ -39,7 +59,7 @@ async function newAgent(page: Page, name: string) {
   await expect(page.getByRole('button', { name: `Edit agent ${name}` })).toBeVisible();
 }
 
-async function newEnvironment(page: Page, name: string, kind: 'local' | 'docker', settings: Record<string, string> = {}) {
+async function newEnvironment(page: Page, name: string, kind: 'local' | 'docker' | 'adb', settings: Record<string, string> = {}) {
   await page.getByRole('tab', { name: 'Environments' }).click();
   await page.getByRole('button', { name: 'New environment' }).click();
   const form = page.getByRole('form', { name: 'New environment' });
@@ -50,12 +70,12 @@ async function newEnvironment(page: Page, name: string, kind: 'local' | 'docker'
   await expect(page.getByRole('button', { name: `Edit environment ${name}` })).toBeVisible();
 }
 
-async function startSession(page: Page, opts: { agent: string; env: string; title: string; message: string }) {
+async function startSession(page: Page, opts: { agent: string; env: string; title: string; message: string; kind?: string }) {
   await page.getByRole('tab', { name: 'Sessions' }).click();
   await page.getByRole('button', { name: 'New session' }).click();
   const form = page.getByTestId('new-session-form');
   await form.getByLabel('Agent').selectOption({ label: `${opts.agent} (v1, claude-test)` });
-  await form.getByLabel('Environment (main hand)').selectOption({ label: `${opts.env} (local)` });
+  await form.getByLabel('Environment (main hand)').selectOption({ label: `${opts.env} (${opts.kind ?? 'local'})` });
   await form.getByLabel('Title').fill(opts.title);
   await form.getByLabel('First message').fill(opts.message);
   await form.getByRole('button', { name: 'Start session' }).click();
@@ -127,6 +147,12 @@ test('scrub back, reload at that position; a slice and its model request', async
   await expect(page).toHaveURL(new RegExp(`[?&]at=${at}(&|$)`));
   await expect(rowsOf(page, 'session.status_idle').first()).toHaveClass(/future/);
   await shot(page, 'scrubbed');
+  // The keyboard sheet.
+  await page.getByTestId('event-list').focus();
+  await page.keyboard.press('?');
+  await expect(page.getByRole('dialog', { name: 'Keys' })).toBeVisible();
+  await page.getByRole('dialog', { name: 'Keys' }).getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByRole('dialog', { name: 'Keys' })).toHaveCount(0);
 
   // Reloaded, the page opens at the same position.
   await page.reload();
@@ -212,6 +238,24 @@ test('fork from an event onto another hand; ancestry both ways', async ({ page }
   await page.getByTestId('fork-link').click();
   await expect(page.getByTestId('ancestry')).toContainText('Forked from');
   expect(page.url()).not.toBe(parentUrl);
+});
+
+test('an Android screenshot shows as an image', async ({ page }) => {
+  const release = await adbTurn();
+  try {
+    const adb = backend('adb');
+    await page.goto(link);
+    await newEnvironment(page, 'test-phone', 'adb', { 'Device serial': adb.CORRAL_TEST_ADB_SERIAL!, 'adb server port': adb.ANDROID_ADB_SERVER_PORT! });
+    await startSession(page, { agent: 'window-agent', env: 'test-phone', kind: 'adb', title: 'phone', message: 'take a screenshot' });
+    await idle(page, 1);
+    await rowsOf(page, 'agent.tool_result').first().click();
+    const img = page.getByTestId('inspector').getByRole('img', { name: /Screenshot 1/ });
+    await expect(img).toBeVisible();
+    expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(64);
+    await shot(page, 'screenshot');
+  } finally {
+    release();
+  }
 });
 
 test('dark theme at 1024×700', async ({ page }) => {

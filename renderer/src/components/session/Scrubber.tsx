@@ -102,9 +102,9 @@ export function Scrubber({ events, index }: Props) {
           {here ? `#${here.seq} / ${events[n - 1]!.seq} · ${clockTime(here.processed_at)} · turn ${index.turnOf[at] ?? 0}` : 'no events'}
           {cursor === null && n > 0 && <span className="live-tag"> live</span>}
         </span>
-        <span className="lane-legend" aria-label="Hands">
+        <span className="lane-legend" role="list" aria-label="Hands">
           {lanes.map((l, k) => (
-            <span key={l.name} className="legend-item">
+            <span key={l.name} className="legend-item" role="listitem">
               <span className={`swatch hand-${k % 6}`} aria-hidden="true" />
               {l.name}
             </span>

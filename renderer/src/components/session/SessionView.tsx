@@ -12,6 +12,7 @@ import { Composer } from './Composer';
 import { EventList } from './EventList';
 import { FilterBar } from './FilterBar';
 import { ForkDialog } from './ForkDialog';
+import { KeysHelp } from './KeysHelp';
 import { SessionHeader } from './SessionHeader';
 import { Scrubber } from './Scrubber';
 import { SidePanel } from './SidePanel';
@@ -65,7 +66,9 @@ function Loaded({ api, sessionId, session, events: handle, onRetry, onSelect }: 
     } else inspect(seq);
   }, []);
   const interrupt = useCallback(() => api.sendEvent({ sessionId, event: { type: 'user.interrupt' } }), [api, sessionId]);
-  useSessionHotkeys(events, index, interrupt, session?.status);
+  const [help, setHelp] = useState(false);
+  const showHelp = useCallback(() => setHelp(true), []);
+  useSessionHotkeys(events, index, interrupt, session?.status, showHelp);
 
   return (
     <>
@@ -81,6 +84,7 @@ function Loaded({ api, sessionId, session, events: handle, onRetry, onSelect }: 
         <SidePanel api={api} sessionId={sessionId} events={events} index={index} onFork={setForkAt} />
       </div>
       <Composer api={api} sessionId={sessionId} status={session?.status} onSent={(e: UiEvent) => handle.add([e])} onInterrupt={interrupt} />
+      {help && <KeysHelp onClose={() => setHelp(false)} />}
       {forkAt !== null && (
         <ForkDialog
           api={api}

@@ -51,6 +51,7 @@ function ToolInput({ name, input }: { name: string; input: Record<string, unknow
   }
   if (name === 'write' && typeof input.content === 'string') return <DiffView path={str(input.file_path) ?? 'file'} before="" after={input.content} />;
   const { hand: _h, ...rest } = input;
+  if (Object.keys(rest).length === 0) return null;
   return <pre className="command">{JSON.stringify(rest, null, 2)}</pre>;
 }
 

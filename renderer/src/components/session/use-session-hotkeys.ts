@@ -6,9 +6,9 @@ import { useView } from '../../state/view';
 /**
  * Keys of a session: ←/→ step the cursor, `,`/`.` jump to the previous/next event of the same
  * kind, Home/End go to the first event and back to live, Space plays or pauses, Escape (also
- * in the message box) interrupts a running turn. None fires while a dialog is open.
+ * in the message box) interrupts a running turn, `?` shows the sheet. None fires while a dialog is open.
  */
-export function useSessionHotkeys(events: readonly UiEvent[], index: SessionIndex, interrupt: () => void, status: string | undefined): void {
+export function useSessionHotkeys(events: readonly UiEvent[], index: SessionIndex, interrupt: () => void, status: string | undefined, onHelp: () => void): void {
   const at = () => {
     const c = useView.getState().cursor;
     return c === null ? index.count - 1 : indexAtOrBefore(events, c);
@@ -26,6 +26,7 @@ export function useSessionHotkeys(events: readonly UiEvent[], index: SessionInde
   useHotkeys('home', () => go(0), opts, [events]);
   useHotkeys('end', () => useView.setState({ cursor: null, playing: false }), opts, [events]);
   useHotkeys('space', () => useView.setState((s) => ({ playing: !s.playing, ...(s.cursor === null ? { cursor: events[0]?.seq ?? null } : {}) })), opts, [events]);
+  useHotkeys('?', onHelp, { ...opts, useKey: true }, [onHelp]);
   useHotkeys(
     'escape',
     () => {
