@@ -202,6 +202,20 @@ test('a colourful output longer than the model\'s cap is read whole, with its co
   await shot(page, 'full-output');
 });
 
+test('a written file shows as a diff, the call beside its result', async ({ page }) => {
+  await page.goto(link);
+  await startSession(page, { agent: 'window-agent', env: 'this-machine', title: 'hello file', message: 'create hello.txt and show me it' });
+  await idle(page, 1);
+  await rowsOf(page, 'agent.tool_use').first().click();
+  const inspector = page.getByTestId('inspector');
+  await expect(inspector.getByTestId('diff')).toContainText('+hello from corral');
+  await expect(inspector.getByTestId('diff')).toContainText('@@ -1,0 +1,1 @@');
+  await shot(page, 'diff');
+  await rowsOf(page, 'agent.tool_use').nth(1).click();
+  await expect(inspector.getByLabel('Command')).toHaveText('$ cat hello.txt');
+  await expect(inspector.getByTestId('ansi-output')).toContainText('hello from corral');
+});
+
 test('fork from an event onto another hand; ancestry both ways', async ({ page }) => {
   await page.goto(link);
   await page.getByRole('button', { name: /^colours/ }).click();

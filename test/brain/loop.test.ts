@@ -50,6 +50,8 @@ describe('the brain loop', () => {
     expect(textOf(results[1])).toContain('hello, world');
     expect(events[events.length - 1]!.stop_reason).toEqual({ type: 'end_turn' });
     expect(t.host.log.getSession(id).usage.cache_read_input_tokens).toBe(40);
+    // Each finished request says how long its first token took (the window's usage chart reads it).
+    for (const end of events.filter((e) => e.type === 'span.model_request_end')) expect(end.first_token_ms).toEqual(expect.any(Number));
     expect(t.host.log.getSession(id).status).toBe('idle');
 
     // Every request the brain sent was a valid Messages request, and each carried the tools.
