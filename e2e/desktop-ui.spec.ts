@@ -181,7 +181,11 @@ test('scrub back, reload at that position; a slice and its model request', async
   await expect(request).toContainText('claude-test');
   await expect(request.getByTestId('request-message').first()).toContainText('please write very slowly');
   await expect(page).toHaveURL(/[?&]slice=\d+-\d+/);
+  // The strip zooms to the slice, and back.
+  await page.getByRole('button', { name: 'Zoom to slice' }).click();
   await shot(page, 'slice');
+  await page.getByRole('button', { name: 'Reset zoom' }).click();
+  await expect(page.getByRole('button', { name: 'Reset zoom' })).toHaveCount(0);
 });
 
 test('a colourful output longer than the model\'s cap is read whole, with its colours', async ({ page }) => {

@@ -32,6 +32,8 @@ export interface ViewState {
   tab: PanelTab;
   /** The event the inspector shows. */
   inspect: number | null;
+  /** The overview strip's window (seqs, inclusive); null: the whole log. */
+  zoom: { from: number; to: number } | null;
 }
 
 const initial: ViewState = {
@@ -42,6 +44,7 @@ const initial: ViewState = {
   filters: { hidden: [], hand: null, failedOnly: false, collapsed: [], text: '' },
   tab: 'state',
   inspect: null,
+  zoom: null,
 };
 
 export const useView = create<ViewState>(() => initial);

@@ -40,6 +40,8 @@ export function Scrubber({ events, index }: Props) {
     if (e) useView.setState({ cursor: e.seq, playing: false });
   };
   const [jump, setJump] = useState('');
+  const slice = useView((s) => s.slice);
+  const zoom = useView((s) => s.zoom);
   const lanes = index.hands.lanes;
 
   return (
@@ -98,6 +100,14 @@ export function Scrubber({ events, index }: Props) {
         >
           <input className="jump" inputMode="numeric" placeholder="#" value={jump} onChange={(e) => setJump(e.target.value)} aria-label="Jump to event number" />
         </form>
+        <button type="button" onClick={() => useView.setState({ zoom: slice })} disabled={!slice} aria-label="Zoom to slice" title="Show only the slice in the strip (the wheel zooms too)">
+          Zoom
+        </button>
+        {zoom && (
+          <button type="button" onClick={() => useView.setState({ zoom: null })} data-testid="zoom-reset">
+            Reset zoom
+          </button>
+        )}
         <span className="scrub-pos" data-testid="scrub-position" aria-live="polite">
           {here ? `#${here.seq} / ${events[n - 1]!.seq} · ${clockTime(here.processed_at)} · turn ${index.turnOf[at] ?? 0}` : 'no events'}
           {cursor === null && n > 0 && <span className="live-tag"> live</span>}

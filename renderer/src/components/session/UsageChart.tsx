@@ -61,7 +61,7 @@ export function UsageChart({ index, turn }: { index: SessionIndex; turn: number 
       height: 120,
       legend: { show: true, live: false },
       cursor: { show: true, drag: { x: false, y: false } },
-      scales: { x: { time: false }, ms: { auto: true } },
+      scales: { x: { time: false, range: (_u, min, max) => (min === max ? [min - 0.5, max + 0.5] : [min, max]) }, ms: { auto: true } },
       axes: [
         { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 24, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
         { stroke: p.muted, grid: { stroke: p.line }, ticks: { stroke: p.line }, size: 52 },
