@@ -10,6 +10,8 @@ import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
 import { dockerHandKind } from './hands/docker';
 import { sshHandKindWithTrustStore } from './hands/ssh';
+import { redactingHands, redactingLog, startHostVault, type Vault, type VaultKeyWrapper } from './vault';
+import type { ModelProxy } from './vault/model-proxy';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -26,6 +28,12 @@ export interface HostOptions {
   handKinds?: Record<string, RemoteHandKind<any>>;
   /** Who this host is, for the error another host gets on the same data folder. */
   what?: string;
+  /**
+   * The vault's key: a passphrase (default `CORRAL_VAULT_PASSPHRASE`, taken out of the
+   * environment once read), else the key file `DATA/vault.key`, which the desktop app wraps
+   * with the OS keychain (`keyWrapper`).
+   */
+  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper };
 }
 
 /**
@@ -38,6 +46,10 @@ export interface Host {
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
   readonly hands: HandRegistry;
+  /** Credentials, sealed; `vault.ready` rejects when the key cannot be had (a wrong passphrase). */
+  readonly vault: Vault;
+  /** Where brains send model requests (with a capability, never a key). */
+  readonly modelProxy: ModelProxy;
   /** Present when the host runs brains. */
   readonly brains?: BrainSupervisor;
   close(): Promise<void>;
@@ -58,20 +70,40 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const log = new SessionLog(db);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
-  const brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
-  brains?.start();
+  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper });
+  // Brains and hands write through a view of the log that redacts the vault's values.
+  const writerLog = redactingLog(log, secrets.vault);
+  const hands = new HandRegistry({ log: writerLog, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
+  const brains = opts.brains
+    ? new BrainSupervisor({
+        log: writerLog,
+        hands: redactingHands(hands, secrets.vault),
+        redactDelta: (sessionId, delta) => secrets.vault.redactDelta(sessionId, delta),
+        ...(typeof opts.brains === 'object' ? opts.brains : {}),
+      })
+    : undefined;
+  if (brains) secrets.vault.setLiveTailSink((sessionId, delta) => brains.pushDelta(sessionId, delta as never));
+  // Brains start once the model proxy listens (their capability names its port) and the key
+  // is open; sessions with input that arrived meanwhile are found by start() itself.
+  let closed = false;
+  void Promise.allSettled([secrets.vault.ready, secrets.modelProxy.listening]).then(() => {
+    if (!closed) brains?.start();
+  });
   return {
     dataDir: opts.dataDir,
     log,
     agents,
     environments,
     hands,
+    vault: secrets.vault,
+    modelProxy: secrets.modelProxy,
     brains,
     close: async () => {
+      closed = true;
       try {
         await brains?.stop();
         await hands.disposeAll();
+        await secrets.close();
         log.close();
       } finally {
         unlock();
@@ -83,4 +115,11 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
 /** The remote hand kinds this build knows. */
 function defaultHandKinds(dataDir: string): Record<string, RemoteHandKind<any>> {
   return { ssh: sshHandKindWithTrustStore(path.join(dataDir, 'ssh', 'known_hosts')), docker: dockerHandKind, adb: adbHandKind };
+}
+
+/** The passphrase from the environment, removed from it so no child process inherits it. */
+function takeEnvPassphrase(): string | undefined {
+  const p = process.env.CORRAL_VAULT_PASSPHRASE;
+  delete process.env.CORRAL_VAULT_PASSPHRASE;
+  return p || undefined;
 }

@@ -9,6 +9,7 @@ import type { EventInput, EventSlice } from '../session/types';
 import { analyse, hasWork } from './analyse';
 import type { LiveDelta } from './live-text';
 import type { BrainToHost, HostToBrain } from './ipc-protocol';
+import { brainEnvironment } from '../vault/brain-env';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
 export interface BrainChild {
@@ -28,6 +29,8 @@ export interface SupervisorOptions {
   spawn?: (sessionId: string) => BrainChild;
   /** Restarts allowed per session per minute before it is stopped with an error. */
   maxRestartsPerMinute?: number;
+  /** Redacts live text before anyone sees it (the vault's values); null: nothing to show yet. */
+  redactDelta?: (sessionId: string, delta: LiveDelta) => LiveDelta | null;
 }
 
 /** Event types a brain may append; user events come only from users. */
@@ -107,6 +110,12 @@ export class BrainSupervisor {
     return this.deltas.subscribe(sessionId, listener);
   }
 
+  /** Publishes live text (the vault also pushes here what it held back while redacting). */
+  pushDelta(sessionId: string, d: LiveDelta): void {
+    this.remember(sessionId, d);
+    this.deltas.publish(sessionId, d);
+  }
+
   private remember(sessionId: string, d: LiveDelta): void {
     let writing = this.writing.get(sessionId);
     if (d.type === 'event_start') {
@@ -130,8 +139,10 @@ export class BrainSupervisor {
 
   private onBrainMessage(sessionId: string, brain: Running, m: BrainToHost): void {
     if (m.t === 'delta') {
-      this.remember(sessionId, m.delta);
-      return this.deltas.publish(sessionId, m.delta);
+      // Vault: live text is redacted like the events it becomes (those via the log's view).
+      const delta = this.opts.redactDelta ? this.opts.redactDelta(sessionId, m.delta) : m.delta;
+      if (delta) this.pushDelta(sessionId, delta);
+      return;
     }
     if (m.t === 'cancel') return brain.calls.get(m.id)?.abort();
     if (m.t !== 'req') return;
@@ -229,7 +240,9 @@ function defaultSpawn(sessionId: string): BrainChild {
 
 /** Forks a brain entry file for a session (also used to run the built entry from source). */
 export function forkBrain(entry: string, sessionId: string, execArgv: string[] = []): BrainChild {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // Vault: no secret in a brain's environment; its model key is a capability for the host's
+  // model proxy, revoked when the brain exits.
+  const { env, release } = brainEnvironment(sessionId);
   // Inside Electron, fork runs the Electron binary: make it behave as Node.
   if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
   const child = fork(entry, [sessionId], {
@@ -249,6 +262,7 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
   }
   // Without a listener, an 'error' (a brain that could not start) would be thrown in the host.
   child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));
+  child.once('exit', release).once('close', release);
   return {
     send: (m) => {
       // A brain that has just died may still look connected: the write then fails (EPIPE),

@@ -78,6 +78,50 @@ export const migrations: ReadonlyArray<(db: Database) => void> = [
       CREATE INDEX environments_created ON environments(created_at, id);
     `);
   },
+  // 2: the vault. Secrets are sealed (AES-256-GCM) by main/vault before they get here: the
+  // `secret` column holds ciphertext only; `record` holds what the API shows (never a value).
+  (db) => {
+    db.exec(`
+      CREATE TABLE vaults (
+        id          TEXT PRIMARY KEY,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        archived_at TEXT,
+        record      TEXT NOT NULL
+      );
+      CREATE INDEX vaults_created ON vaults(created_at, id);
+
+      CREATE TABLE vault_credentials (
+        id           TEXT PRIMARY KEY,
+        vault_id     TEXT NOT NULL REFERENCES vaults(id) ON DELETE CASCADE,
+        kind         TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        archived_at  TEXT,
+        last_used_at TEXT,
+        -- One live credential per MCP server URL, and per variable name, in a vault.
+        unique_key   TEXT,
+        record       TEXT NOT NULL,
+        secret       BLOB NOT NULL
+      );
+      CREATE INDEX vault_credentials_list ON vault_credentials(vault_id, created_at, id);
+      CREATE UNIQUE INDEX vault_credentials_unique ON vault_credentials(vault_id, unique_key)
+        WHERE unique_key IS NOT NULL AND archived_at IS NULL;
+
+      -- How the vault key is had (key file or passphrase), the passphrase's salt, and a sealed
+      -- check value that tells a wrong key from a right one.
+      CREATE TABLE vault_keyring (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        mode        TEXT NOT NULL,
+        kdf         TEXT,
+        salt        BLOB,
+        check_value BLOB NOT NULL,
+        created_at  TEXT NOT NULL
+      );
+
+      CREATE TABLE vault_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    `);
+  },
 ];
 
 /** Applies every migration above `PRAGMA user_version`, all in one write transaction. */
