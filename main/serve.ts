@@ -31,6 +31,12 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port must be 0-65535, got '${values.port}'`);
   const dataDir = resolveDataDir(values.data);
   const host = createHost({ dataDir, brains: true, what: 'corral serve' });
+  try {
+    await host.vault.ready;
+  } catch (err) {
+    await host.close();
+    throw err;
+  }
   const { key, source } = loadOrCreateApiKey(dataDir);
   const here = path.dirname(fileURLToPath(import.meta.url));
   const server = await startServer(host, {
@@ -44,6 +50,9 @@ async function main(): Promise<void> {
   }
   console.log(`corral serve: data in ${dataDir}`);
   console.log(`corral serve: API key ${source === 'env' ? 'from CORRAL_API_KEY' : `in ${path.join(dataDir, 'api-key')}`}`);
+  // Where secrets come from, never what they are.
+  console.log(`corral serve: vault sealed with ${host.vault.keySource?.description}`);
+  console.log(`corral serve: model key: ${await host.vault.defaultModelKeySource()}; a session whose vaults hold a model_api_key uses its own`);
   console.log(`corral serve: API at ${server.url}/v1 (x-api-key or Authorization: Bearer)`);
   // The link carries the key once; the page trades it for a cookie and drops it from the URL.
   console.log(`corral serve: open ${server.url}/?token=${encodeURIComponent(key)}`);

@@ -4,6 +4,7 @@ import { createHost, type Host } from '../host';
 import { appLocation, appUrl, isAppUrl } from './app-url';
 import { dataDirFlag } from './args';
 import { registerIpc } from './ipc';
+import { safeStorageKeyWrapper } from './vault-key';
 
 /**
  * The desktop app's main process: one window onto the host. Everything of substance is in the
@@ -41,11 +42,18 @@ if (!app.requestSingleInstanceLock()) {
 function start(): void {
   const dataDir = path.resolve(dataDirFlag(process.argv) ?? process.env.CORRAL_DATA ?? app.getPath('userData'));
   try {
-    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined, brains: true, what: 'the Corral desktop app' });
+    host = createHost({
+      dataDir,
+      nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined,
+      brains: true,
+      what: 'the Corral desktop app',
+      vault: { keyWrapper: safeStorageKeyWrapper() },
+    });
   } catch (err) {
     fail(err, `Could not open the data folder ${dataDir}.`);
     return;
   }
+  host.vault.ready.catch((err: unknown) => fail(err, `Could not open the vault in ${dataDir}.`));
   console.log(`corral: data in ${dataDir}`);
 
   // The page needs no permission (camera, notifications, …): refuse them all.

@@ -156,7 +156,14 @@ export class Vault {
       const got = await unlockKey(this.store, { dataDir: this.opts.dataDir, passphrase: this.opts.passphrase, wrapper: this.opts.keyWrapper });
       this.key = got.key;
       this.keyInfo = { mode: got.mode, description: got.description };
-      for (const row of this.store.allCredentials()) this.values.set(row.id, { label: labelOf(row), values: secretValues(row.kind as CredentialKind, this.openSecret(row)) });
+      for (const row of this.store.allCredentials()) {
+        try {
+          this.values.set(row.id, { label: labelOf(row), values: secretValues(row.kind as CredentialKind, this.openSecret(row)) });
+        } catch (err) {
+          // One damaged row does not lock the rest; using it fails with the reason.
+          console.warn(`corral: vault: credential ${row.id} cannot be opened (${(err as Error).message})`);
+        }
+      }
       this.version++;
     } catch (err) {
       this.lockError = err instanceof Error ? err : new Error(String(err));

@@ -10,6 +10,7 @@ import { eventRoutes } from './routes/events';
 import { handCatalogRoutes, handRoutes } from './routes/hands';
 import { sessionRoutes } from './routes/sessions';
 import { uiRoutes } from './routes/ui';
+import { vaultRoutes } from './routes/vaults';
 
 /** Options of the HTTP app. */
 export interface ApiAppOptions {
@@ -68,6 +69,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
   v1.route('/hands', handCatalogRoutes());
+  v1.route('/vaults', vaultRoutes(host));
   v1.all('*', (c) =>
     errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),
   );

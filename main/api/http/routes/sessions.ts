@@ -26,6 +26,7 @@ export function sessionRoutes(host: Host): Hono {
     const env = host.environments.get(body.environment_id);
     if (!env) throw notFound('environment', body.environment_id);
     if (env.archived_at) throw new ApiError('invalid_request_error', `environment '${env.id}' is archived; sessions cannot start in it`);
+    checkVaultIds(host, body.vault_ids);
     const withToken = (body.resources ?? []).find((r) => r.type === 'github_repository' && r.authorization_token);
     if (withToken) {
       // Never store a credential in a session record; the vault takes these over.
@@ -84,12 +85,13 @@ export function sessionRoutes(host: Host): Hono {
     const id = c.req.param('id');
     log.getSession(id);
     const body = await jsonBody(c, sessionUpdateBody);
+    checkVaultIds(host, body.vault_ids);
     const changed: Record<string, unknown> = {};
     const row = log.updateSessionRecord(id, (r) => {
       const next = { ...r };
       if (body.title !== undefined) next.title = changed.title = body.title;
       if (body.metadata !== undefined) next.metadata = changed.metadata = applyMetadataPatch((r.metadata ?? {}) as Record<string, string>, body.metadata);
-      if (body.vault_ids !== undefined) next.vault_ids = body.vault_ids;
+      if (body.vault_ids !== undefined) next.vault_ids = changed.vault_ids = body.vault_ids;
       if (body.budget !== undefined) next.budget = changed.budget = body.budget;
       if (body.agent) {
         const agent = { ...(r.agent as Record<string, unknown>) };
@@ -141,4 +143,14 @@ export function sessionRoutes(host: Host): Hono {
   });
 
   return app;
+}
+
+/** A session may use the credentials of the vaults it names: they must exist and not be archived. */
+function checkVaultIds(host: Host, ids: readonly string[] | undefined): void {
+  for (const [i, id] of (ids ?? []).entries()) {
+    const vault = host.vault.getVault(id);
+    if (!vault) throw notFound('vault', id);
+    if (vault.archived_at) throw new ApiError('invalid_request_error', `vault_ids[${i}]: vault '${id}' is archived; sessions cannot use it`);
+    if (ids!.indexOf(id) !== i) throw new ApiError('invalid_request_error', `vault_ids[${i}]: vault '${id}' is named twice`);
+  }
 }
