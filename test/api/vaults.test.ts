@@ -23,7 +23,7 @@ const S = {
   modelKey: rnd('sk-ant-api03-'),
   sshPassphrase: rnd('ssh-pass-'),
 };
-const ssh = sshUtils.generateKeyPairSync('ed25519', { passphrase: S.sshPassphrase, cipher: 'aes256-ctr' });
+const ssh = sshUtils.generateKeyPairSync('ed25519', { passphrase: S.sshPassphrase, cipher: 'aes256-ctr', rounds: 16 });
 
 let t: TestServer;
 const bodies: string[] = [];
