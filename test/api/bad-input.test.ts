@@ -81,9 +81,9 @@ describe('bad input', () => {
     const notFound = await api('/v1/sessions/sesn_x/events');
     expect(notFound.status).toBe(404);
     expect(((await notFound.json()) as { error: { message: string } }).error.message).toContain('sesn_x');
-    const vaults = await api('/v1/vaults');
-    expect(vaults.status).toBe(404);
-    expect(((await vaults.json()) as { error: { message: string } }).error.message).toMatch(/not available in Corral/);
+    const unbuilt = await api('/v1/files');
+    expect(unbuilt.status).toBe(404);
+    expect(((await unbuilt.json()) as { error: { message: string } }).error.message).toMatch(/not available in Corral/);
     expect((await api(`/v1/sessions/${sessionId}/events?limit=0`)).status).toBe(400);
     expect((await api(`/v1/sessions?statuses[]=bogus`)).status).toBe(400);
     expect((await api(`/v1/sessions/${sessionId}/fork`, { method: 'POST', body: '{"at_seq": 99999}' })).status).toBe(400);
