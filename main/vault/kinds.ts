@@ -397,7 +397,7 @@ export function allows(auth: PublicAuth, purpose: CredentialPurpose): boolean {
   }
 }
 
-/** A description of where a credential may be used, for the API's scope display and errors. */
+/** What must be unique among a vault's live credentials: one per MCP server URL, one per variable name. */
 export function uniqueKeyOf(auth: PublicAuth): string | undefined {
   const a = auth as Record<string, any>;
   if (auth.type === 'static_bearer' || auth.type === 'mcp_oauth') return `mcp:${a.mcp_server_url}`;

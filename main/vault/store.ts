@@ -167,9 +167,4 @@ export class VaultStore {
   countCredentials(): number {
     return (this.db.prepare('SELECT count(*) AS n FROM vault_credentials').get() as { n: number }).n;
   }
-
-  /** Re-seals every secret (a key change); `reseal` maps a row to its new sealed value. */
-  resealAll(reseal: (row: CredentialRow) => Buffer): void {
-    for (const row of this.allCredentials()) this.db.prepare('UPDATE vault_credentials SET secret = ? WHERE id = ?').run(reseal(row), row.id);
-  }
 }

@@ -133,7 +133,7 @@ describe('model proxy', () => {
     const cap2 = proxy.mint('sesn_f');
     const none = await post(cap2.token);
     expect(none.status).toBe(401);
-    expect((await none.json()).error.message).toMatch(/no model API key: .*ANTHROPIC_API_KEY/);
+    expect(((await none.json()) as { error: { message: string } }).error.message).toMatch(/no model API key: .*ANTHROPIC_API_KEY/);
     key = { value: 'sk-real-key-123456', header: 'x-api-key', source: 'env' };
     expect(arrived.length).toBe(before + 1); // only the one with a live capability and a key got through
     cap2.revoke();
