@@ -503,9 +503,10 @@ export class Vault {
   // ---------------------------------------------------------------------------------------
   // Redaction
 
-  /** The redactor of every value the vault holds (archived ones too) and the host's model keys. */
+  /** The redactor of every value the vault holds (archived ones too), the host's model keys and the vault's passphrase. */
   get redactor(): Redactor {
     const envKey = hostSecrets(this.env);
+    if (this.opts.passphrase && this.opts.passphrase.length >= 8) envKey.push({ label: 'CORRAL_VAULT_PASSPHRASE', values: [this.opts.passphrase] });
     const envSig = envKey.map((e) => e.values.join('\u0000')).join('\u0001');
     const c = this.redactorCache;
     if (c && c.version === this.version && c.env === envSig) return c.redactor;
