@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LiveDelta } from '../../main/brain/live-text';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
@@ -138,7 +139,14 @@ describe('redaction of what brains and hands produce', () => {
       {
         blocks: [
           { type: 'text', text: `Here it is: ${TOKEN} (and url-encoded: ${encodeURIComponent(TOKEN)}).` },
-          { type: 'tool_use', name: 'bash', input: { command: `printf 'x-access-token:%s' '${TOKEN}' | base64 -w0; echo; echo ${TOKEN}` } },
+          // The value in a tool's input: logged redacted, and the tool gets the marker.
+          { type: 'tool_use', name: 'bash', input: { command: `echo 'input: ${TOKEN}'` } },
+          // The value in a tool's output (a file on the hand holds it), plain, base64'd as HTTP Basic, URL-encoded.
+          {
+            type: 'tool_use',
+            name: 'bash',
+            input: { command: `cat token.txt; echo; printf 'x-access-token:%s' "$(cat token.txt)" | base64 -w0; echo; node -e 'console.log(encodeURIComponent(require("fs").readFileSync("token.txt","utf8")))'` },
+          },
         ],
         chunkDelayMs: 10,
         firstTokenDelayMs: 300,
@@ -150,6 +158,8 @@ describe('redaction of what brains and hands produce', () => {
     const v = host.vault.createVault({ display_name: 'repo' });
     await host.vault.createCredential(v.id, { display_name: 'github', auth: { type: 'git_token', token: TOKEN, hosts: ['github.com'] } });
     const id = t.newSession('leak it', {}, { vault_ids: [v.id] });
+    fs.mkdirSync(host.hands.workDirOf(id), { recursive: true });
+    fs.writeFileSync(path.join(host.hands.workDirOf(id), 'token.txt'), TOKEN);
     const live: LiveDelta[] = [];
     host.brains!.subscribeDeltas(id, (d) => live.push(d));
     const events = await t.settled(id);
@@ -157,9 +167,14 @@ describe('redaction of what brains and hands produce', () => {
     const marker = '[redacted: credential github]';
     const message = events.find((e) => e.type === 'agent.message')!;
     expect(textOf(message)).toBe(`Here it is: ${marker} (and url-encoded: ${marker}).`);
-    const result = events.find((e) => e.type === 'agent.tool_result')!;
-    expect(result.is_error).toBe(false);
-    expect(textOf(result)).toContain(marker);
+    const [echoed, printed] = events.filter((e) => e.type === 'agent.tool_result');
+    expect(textOf(echoed).startsWith(`input: ${marker}\n`)).toBe(true);
+    expect(printed!.is_error).toBe(false);
+    const lines = textOf(printed).split('\n');
+    expect(lines[0]).toBe(marker);
+    expect(lines[1]).toContain(marker); // the base64 of x-access-token:TOKEN, whatever is left of it decodes to no token
+    expect(Buffer.from(lines[1]!.split(marker).join(''), 'base64').toString('latin1')).not.toContain(TOKEN.slice(4, 20));
+    expect(lines[2]).toBe(marker);
     const leaked = (s: string) => s.includes(TOKEN) || s.includes(basic.slice(0, 24)) || s.includes(encodeURIComponent(TOKEN));
     expect(leaked(JSON.stringify(events))).toBe(false);
     // Live text: redacted across deltas, and it still adds up to the logged text.
