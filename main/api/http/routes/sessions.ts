@@ -30,7 +30,10 @@ export function sessionRoutes(host: Host): Hono {
     const withToken = (body.resources ?? []).find((r) => r.type === 'github_repository' && r.authorization_token);
     if (withToken) {
       // Never store a credential in a session record; the vault takes these over.
-      throw new ApiError('invalid_request_error', 'resources[].authorization_token is not supported yet: Corral keeps credentials only in its vault, which is not built yet');
+      throw new ApiError(
+        'invalid_request_error',
+        "resources[].authorization_token is not accepted: Corral keeps credentials only in its vault. Store the token as a git_token credential in one of the session's vault_ids (its use for cloning comes with the git proxy)",
+      );
     }
     // Refused rather than stored: a resource that is never applied would surprise the agent.
     const unbuilt = (body.resources ?? []).findIndex((r) => r.type === 'file' || r.type === 'memory_store');
