@@ -137,6 +137,7 @@ export class Vault {
   private readonly live = new Map<string, LiveStreams>();
   private readonly unsubscribe: () => void;
   private readonly refreshing = new Map<string, Promise<void>>();
+  private liveTailSink?: (sessionId: string, delta: LiveDeltaLike) => void;
 
   constructor(private readonly opts: VaultOptions) {
     this.store = new VaultStore(opts.db);
@@ -359,7 +360,7 @@ export class Vault {
    * business). An `mcp_oauth` token about to expire is refreshed first. The use is not recorded
    * until the caller calls `recordUse` (once the request is really sent).
    */
-  async resolve<P extends CredentialPurpose>(sessionId: string, purpose: P): Promise<ResolvedCredential | undefined> {
+  async resolve(sessionId: string, purpose: CredentialPurpose): Promise<ResolvedCredential | undefined> {
     return (await this.resolveAll(sessionId, purpose, 1))[0];
   }
 
@@ -550,7 +551,6 @@ export class Vault {
   setLiveTailSink(sink: (sessionId: string, delta: LiveDeltaLike) => void): void {
     this.liveTailSink = sink;
   }
-  private liveTailSink?: (sessionId: string, delta: LiveDeltaLike) => void;
 
   /**
    * Events about to be appended end their live text: what was held back (redacted) is pushed
