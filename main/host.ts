@@ -10,6 +10,8 @@ import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
 import { dockerHandKind } from './hands/docker';
 import { sshHandKindWithTrustStore } from './hands/ssh';
+import { silentLogger, type Logger } from './logging/logger';
+import { logSessionLifecycle } from './logging/session-lifecycle';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -26,6 +28,11 @@ export interface HostOptions {
   handKinds?: Record<string, RemoteHandKind<any>>;
   /** Who this host is, for the error another host gets on the same data folder. */
   what?: string;
+  /**
+   * Where the host logs requests, session lifecycles, brain and hand failures
+   * (`createLogger`); default silent, so tests stay quiet.
+   */
+  logger?: Logger;
 }
 
 /**
@@ -34,6 +41,8 @@ export interface HostOptions {
  */
 export interface Host {
   readonly dataDir: string;
+  /** The host's own log (pino), not to be confused with `log`, the session log. */
+  readonly logger: Logger;
   readonly log: SessionLog;
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
@@ -55,14 +64,18 @@ export function createHost(opts: HostOptions): Host {
 
 function composeHost(opts: HostOptions, unlock: () => void): Host {
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
+  const logger = opts.logger ?? silentLogger();
   const log = new SessionLog(db);
+  const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
-  const brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
+  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir), logger });
+  const brains = opts.brains ? new BrainSupervisor({ log, hands, logger, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
   brains?.start();
+  logger.info({ data_dir: opts.dataDir, brains: Boolean(brains) }, 'host started');
   return {
     dataDir: opts.dataDir,
+    logger,
     log,
     agents,
     environments,
@@ -72,7 +85,9 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
       try {
         await brains?.stop();
         await hands.disposeAll();
+        stopLifecycleLog();
         log.close();
+        logger.info('host stopped');
       } finally {
         unlock();
       }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HandRegistry } from '../hands/registry';
+import type { Logger } from '../logging/logger';
 import type { SessionLog } from '../session/store';
 import { Topic } from '../session/subscriptions';
 import type { EventInput, EventSlice } from '../session/types';
@@ -28,6 +29,8 @@ export interface SupervisorOptions {
   spawn?: (sessionId: string) => BrainChild;
   /** Restarts allowed per session per minute before it is stopped with an error. */
   maxRestartsPerMinute?: number;
+  /** Where brain starts, exits and crashes are logged. */
+  logger?: Logger;
 }
 
 /** Event types a brain may append; user events come only from users. */
@@ -80,6 +83,7 @@ export class BrainSupervisor {
     const child = (this.opts.spawn ?? defaultSpawn)(sessionId);
     const brain: Running = { child, calls: new Map() };
     this.running.set(sessionId, brain);
+    this.opts.logger?.info({ session_id: sessionId, pid: child.pid }, 'brain started');
     child.onMessage((m) => this.onBrainMessage(sessionId, brain, m));
     child.onExit((code, signal) => this.onBrainExit(sessionId, brain, code, signal));
     return true;
@@ -189,6 +193,7 @@ export class BrainSupervisor {
     this.writing.delete(sessionId);
     // Whatever the dead brain started on a hand is stopped: its outcome is reported as unknown.
     for (const c of brain.calls.values()) c.abort();
+    this.opts.logger?.[code === 0 ? 'info' : 'warn']({ session_id: sessionId, pid: brain.child.pid, code, signal }, code === 0 ? 'brain exited' : 'brain crashed');
     if (this.stopped) return;
     const log = this.opts.log;
     if (!log.findSession(sessionId)) return;
@@ -202,8 +207,10 @@ export class BrainSupervisor {
       const last = log.emitEvent(sessionId, { type: 'session.error', error: { type: 'unknown_error', message: why, retry_status: { type: 'terminal' } } });
       log.emitEvent(sessionId, { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null, handled_through: last.seq });
       this.restarts.delete(sessionId);
+      this.opts.logger?.error({ session_id: sessionId, restarts: recent.length }, 'brain crash loop: session stopped until new input');
       return;
     }
+    this.opts.logger?.warn({ session_id: sessionId, restarts: recent.length }, 'brain stopped with work pending: starting a new one');
     this.wake(sessionId);
   }
 }

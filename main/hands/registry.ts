@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EnvironmentStore } from '../catalog/environments';
+import type { Logger } from '../logging/logger';
 import type { SessionLog } from '../session/store';
 import { createLocalHand } from './local';
 import { createShellHand } from './remote/shell-hand';
@@ -41,6 +42,8 @@ export interface HandRegistryOptions {
   dataDir: string;
   /** Remote kinds by config type (ssh, docker, adb). `local` is built in. */
   kinds: Record<string, RemoteHandKind<any>>;
+  /** Where provisioning failures and lost hands are logged. */
+  logger?: Logger;
 }
 
 /**
@@ -216,6 +219,7 @@ export class HandRegistry {
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
           // whichever session holds the hand now records it.
           this.forget(live);
+          this.opts.logger?.warn({ session_id: live.sessionId, hand: live.name, kind: type, reason }, 'hand lost');
           if (log.findSession(live.sessionId)) log.emitEvent(live.sessionId, { type: 'hand.lost', hand: live.name, reason });
         });
       }
@@ -224,6 +228,7 @@ export class HandRegistry {
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts });
       return got;
     } catch (err) {
+      this.opts.logger?.warn({ session_id: sessionId, hand: spec.name, kind: type ?? 'missing', error: err instanceof Error ? err.message : String(err) }, 'hand provisioning failed');
       log.emitEvent(sessionId, { type: 'hand.lost', hand: spec.name, reason: `provisioning failed: ${err instanceof Error ? err.message : String(err)}` });
       throw err;
     }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { app, BrowserWindow, dialog, session, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
 import { createHost, type Host } from '../host';
+import { createLogger, levelFromEnv } from '../logging/logger';
 import { appLocation, appUrl, isAppUrl } from './app-url';
 import { dataDirFlag } from './args';
 import { registerIpc } from './ipc';
@@ -39,9 +40,11 @@ if (!app.requestSingleInstanceLock()) {
 }
 
 function start(): void {
-  const dataDir = path.resolve(dataDirFlag(process.argv) ?? process.env.CORRAL_DATA ?? app.getPath('userData'));
+  const dataDir = path.resolve(dataDirFlag(process.argv) ?? (process.env.CORRAL_DATA || app.getPath('userData')));
+  // The app logs to DATA/logs/corral.log only (synchronous writes: no worker threads in Electron).
+  const logger = createLogger({ dataDir, level: levelFromEnv(process.env.CORRAL_LOG_LEVEL) });
   try {
-    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined, brains: true, what: 'the Corral desktop app' });
+    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined, brains: true, what: 'the Corral desktop app', logger });
   } catch (err) {
     fail(err, `Could not open the data folder ${dataDir}.`);
     return;

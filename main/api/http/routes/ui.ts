@@ -33,7 +33,8 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
     upgradeWebSocket((c) => {
       const authorised = getCookie(c, UI_COOKIE) === cookie;
       const origin = c.req.header('origin');
-      const sameOrigin = !origin || new URL(origin).host === c.req.header('host');
+      // `Origin: null` (a sandboxed frame, a file:// page) is no URL: cross-origin, refused.
+      const sameOrigin = !origin || (URL.canParse(origin) && new URL(origin).host === c.req.header('host'));
       let channel: ReturnType<typeof openUiChannel> | undefined;
       return {
         onOpen(_evt, ws) {
@@ -92,14 +93,24 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
     } catch {
       return c.text('bad path', 400);
     }
+    if (rel.includes('\0')) return c.text('bad path', 400);
     const file = path.join(opts.rendererDir, rel);
     const inside = file.startsWith(opts.rendererDir + path.sep);
-    if (inside && fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return files(c, next);
+    if (inside && isFile(file)) return files(c, next);
     // A missing asset is a 404; any other path is a route of the single-page app.
     if (path.extname(rel)) return c.text(`nothing at ${c.req.path}`, 404);
     return page(c, next);
   });
   return app;
+}
+
+/** Whether a path names a file; false for any path the file system refuses (too long, …). */
+function isFile(file: string): boolean {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false;
+  }
 }
 
 /** Above this many unsent bytes a backlog replay waits for the socket to drain. */
