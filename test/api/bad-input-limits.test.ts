@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uiCookieValue } from '../../main/api/http/auth';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { tmpDir } from '../helpers/tmp';
 
@@ -106,6 +108,22 @@ describe('bad input answers 4xx, not 500', () => {
     expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols');
     // The close frame carries 4403 (0x11 0x33) and says why.
     expect(reply).toContain('\x11\x33cross-origin connection refused');
+  });
+
+  it('answers a UI message that is JSON but no object (null, 5, "x") with an error, not a TypeError', async () => {
+    const ws = new WebSocket(`${t.server.url.replace('http', 'ws')}/ui/ws`, { headers: { cookie: `corral_ui=${uiCookieValue(t.apiKey)}` } });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const replies: { id: unknown; error?: { message: string } }[] = [];
+    const got = new Promise<void>((resolve) =>
+      ws.on('message', (d) => {
+        replies.push(JSON.parse(d.toString()));
+        if (replies.length === 3) resolve();
+      }),
+    );
+    for (const msg of ['null', '5', '"x"']) ws.send(msg);
+    await got;
+    ws.close();
+    expect(replies.map((r) => r.error?.message)).toEqual(Array(3).fill('message needs a numeric id'));
   });
 });
 

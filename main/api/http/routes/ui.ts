@@ -56,7 +56,7 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
           channel?.close();
         },
       };
-    }),
+    }, { onError: (err) => host.logger.error({ err }, 'UI socket handler failed') }),
   );
 
   app.use('*', async (c, next) => {
