@@ -12,7 +12,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; stallMs?: number } = {}): Promise<TestServer> {
   const dataDir = tmpDir();
   const host = createHost({ dataDir });
   const apiKey = 'test-key-123';
@@ -21,6 +21,7 @@ export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?
     apiKey,
     rendererDir: opts.rendererDir ?? tmpDir(),
     heartbeatMs: opts.heartbeatMs,
+    stallMs: opts.stallMs,
   });
   const client = new Anthropic({ apiKey, baseURL: server.url, maxRetries: 0 });
   return {

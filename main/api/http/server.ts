@@ -46,12 +46,14 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   return {
     url,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of wss.clients) client.terminate();
+    close: async () => {
+      // Each UI socket's streams stop (its 'close' handlers run) before the caller closes the log.
+      await Promise.all([...wss.clients].map((client) => new Promise((closed) => (client.once('close', closed), client.terminate()))));
+      return new Promise<void>((resolve) => {
         wss.close();
         server.close(() => resolve());
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      }),
+      });
+    },
   };
 }
