@@ -28,6 +28,26 @@ const RSS_CEILING_MB = 2048;
 const RSS_BOUND_MB = 1024;
 
 const root = path.resolve(__dirname, '..', '..');
+const lines: string[] = [];
+const lineWaiters: (() => void)[] = [];
+
+/** The host's next line on stdout. */
+async function nextLine(): Promise<string> {
+  while (lines.length === 0) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error('the host has exited');
+    await new Promise<void>((resolve) => {
+      lineWaiters.push(resolve);
+      setTimeout(resolve, 1000);
+    });
+  }
+  return lines.shift()!;
+}
+
+/** The host's event-loop delay since the last ask (ms), as it measures it itself. */
+async function hostDelay(): Promise<{ p50: number; p99: number; max: number }> {
+  child.stdin!.write('delay\n');
+  return JSON.parse(await nextLine()) as { p50: number; p99: number; max: number };
+}
 let child: ChildProcess;
 let base: string;
 let port: number;
@@ -57,18 +77,21 @@ beforeAll(async () => {
   // `node --import tsx`, not the tsx wrapper: the pid must be the host's own process.
   child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test', 'fixtures', 'serve-host.ts'), dataDir, API_KEY, '600000'], {
     cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stderr!.on('data', (d) => process.stderr.write(`[host] ${d}`));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the host exited (${code}) before it listened`)));
+  child.stdout!.setEncoding('utf8');
+  let out = '';
+  child.stdout!.on('data', (d: string) => {
+    out += d;
+    let nl;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      lines.push(out.slice(0, nl));
+      out = out.slice(nl + 1);
+      lineWaiters.splice(0).forEach((w) => w());
+    }
   });
-  ({ url: base, port } = JSON.parse(line) as { url: string; port: number });
+  ({ url: base, port } = JSON.parse(await nextLine()) as { url: string; port: number });
 
   const agent = await json<{ id: string }>(api('/v1/agents', { method: 'POST', body: JSON.stringify({ name: 'a', model: 'm' }) }));
   const env = await json<{ id: string }>(api('/v1/environments', { method: 'POST', body: JSON.stringify({ name: 'e' }) }));
@@ -147,6 +170,7 @@ describe('slow readers', () => {
     const pid = child.pid!;
     const started = Date.now();
     const before = rssMb(pid);
+    await hostDelay(); // from here on
     let peak = before;
     let overCeiling = false;
     let stoppedAfterMs = 0;
@@ -183,6 +207,7 @@ describe('slow readers', () => {
       if (!overCeiling) throw err;
     }
     const during = rssMb(pid);
+    const loop = overCeiling ? undefined : await hostDelay();
     const late = () => new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the reading client did not get its events')), 20_000).unref());
     const wholeEvents = overCeiling ? [] : await Promise.race([whole!, late()]);
 
@@ -196,7 +221,8 @@ describe('slow readers', () => {
     console.log(
       `slow readers: host RSS ${before.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB, ${during.toFixed(0)} MB at the end of the hold, ${after.toFixed(0)} MB after` +
         (overCeiling ? ` (stopped: over ${RSS_CEILING_MB} MB ${stoppedAfterMs} ms after the readers came)` : '') +
-        `; GET /v1/sessions over ${latencies.length} calls: p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies, 0))}`,
+        `; GET /v1/sessions over ${latencies.length} calls: p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies, 0))}` +
+        (loop ? `; host event-loop delay p50 ${ms(loop.p50)}, p99 ${ms(loop.p99)}, max ${ms(loop.max)}` : ''),
     );
     expect(overCeiling, `the host passed ${RSS_CEILING_MB} MB and was stopped`).toBe(false);
     expect(peak).toBeLessThan(RSS_BOUND_MB);
