@@ -71,6 +71,11 @@ export class SseFrames {
     private last: number,
   ) {}
 
+  /** True unless a frame is partly handed out: only then may other frames be written. */
+  get atFrameBoundary(): boolean {
+    return this.offset === 0;
+  }
+
   /** Position of the last event whose frame was handed out whole. */
   get position(): number {
     return this.last;
@@ -93,8 +98,12 @@ export class SseFrames {
         this.frame = eventFrame(this.page[0]!);
       }
       let end = Math.min(this.frame.length, this.offset + maxChars - text.length);
-      // A piece never ends inside a surrogate pair (it would be sent as two broken characters).
-      if (end < this.frame.length && isHighSurrogate(this.frame.charCodeAt(end - 1))) end--;
+      // A piece never ends inside a surrogate pair (it would be sent as two broken characters);
+      // it ends before the pair, or after it when it would be empty otherwise.
+      if (end < this.frame.length && isHighSurrogate(this.frame.charCodeAt(end - 1))) {
+        const empty = end - 1 === this.offset && !text;
+        end += empty ? 1 : -1;
+      }
       text += this.frame.slice(this.offset, end);
       this.offset = end;
       if (end < this.frame.length) break;

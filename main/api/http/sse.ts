@@ -104,7 +104,8 @@ export function streamSessionEvents(c: Context, opts: EventStreamOptions): Respo
       try {
         while (!stream.aborted) {
           pending = false;
-          const queued = live.take();
+          // Live text goes between frames, never inside one being sent in pieces.
+          const queued = frames.atFrameBoundary ? live.take() : undefined;
           if (queued && !(await send(queued))) break;
           let piece;
           try {
@@ -112,7 +113,7 @@ export function streamSessionEvents(c: Context, opts: EventStreamOptions): Respo
           } catch (err) {
             if (!(err instanceof SessionNotFoundError)) throw err;
             // Deleted (its events may be purged already): say so and end the stream.
-            if (deleted) await send(`event: ${deleted.type}\ndata: ${JSON.stringify(deleted)}\nid: ${deleted.id}\n\n`);
+            if (deleted && frames.atFrameBoundary) await send(`event: ${deleted.type}\ndata: ${JSON.stringify(deleted)}\nid: ${deleted.id}\n\n`);
             break;
           }
           if (piece) {
@@ -154,7 +155,7 @@ export function streamSessionEvents(c: Context, opts: EventStreamOptions): Respo
  * the logged event, which follows, carries all of it).
  */
 class LiveTextQueue {
-  private frames: string[] = [];
+  private frames: { eventId: string; text: string }[] = [];
   private chars = 0;
   /** Events whose live text is still written (their start was taken, their event not written). */
   private readonly open = new Set<string>();
@@ -167,9 +168,9 @@ class LiveTextQueue {
       if (!this.types?.has(d.event.type)) return false;
       this.open.add(d.event.id);
     } else if (!this.open.has(d.event_id)) return false;
-    const frame = `event: ${d.type}\ndata: ${JSON.stringify(d)}\n\n`;
-    this.frames.push(frame);
-    this.chars += frame.length;
+    const text = `event: ${d.type}\ndata: ${JSON.stringify(d)}\n\n`;
+    this.frames.push({ eventId: d.type === 'event_start' ? d.event.id : d.event_id, text });
+    this.chars += text.length;
     if (this.chars > MAX_QUEUED_DELTA_CHARS) {
       this.frames = [];
       this.chars = 0;
@@ -181,15 +182,19 @@ class LiveTextQueue {
   /** Everything queued, as one text (undefined when nothing is). */
   take(): string | undefined {
     if (this.frames.length === 0) return undefined;
-    const text = this.frames.join('');
+    const text = this.frames.map((f) => f.text).join('');
     this.frames = [];
     this.chars = 0;
     return text;
   }
 
-  /** The logged event is written: its live text is over. */
+  /** The logged event is written: its live text is over, including what is still queued. */
   finished(eventId: string): void {
-    this.open.delete(eventId);
+    if (!this.open.delete(eventId)) return;
+    const kept = this.frames.filter((f) => f.eventId !== eventId);
+    if (kept.length === this.frames.length) return;
+    this.frames = kept;
+    this.chars = kept.reduce((n, f) => n + f.text.length, 0);
   }
 }
 
