@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createUiService } from '../../main/api/ui/service';
 import { openDatabase } from '../../main/session/db';
 import { SessionLog } from '../../main/session/store';
+import type { LiveTextItem } from '../../main/api/ui/contract';
 import type { LoggedEvent } from '../../main/session/types';
 import { tmpDir } from '../helpers/tmp';
 
@@ -82,5 +83,30 @@ describe('watchEvents over a long backlog', () => {
     log.deleteSession(sessionId);
     for (let i = 0; i < 20; i++) await nextTurn();
     expect(got.length).toBe(BACKLOG_PAGE);
+  });
+});
+
+describe('watchLiveText for a client that is behind', () => {
+  it("drops an event's live text from the first item dropped to its end, and keeps other events whole", () => {
+    const log = new SessionLog(openDatabase({ file: path.join(tmpDir(), 'corral.db') }));
+    const { session } = log.createSession({ record: {} });
+    let feed!: (item: LiveTextItem) => void;
+    const ui = createUiService({ log, subscribeLiveText: (_id, listener) => ((feed = listener), () => {}) });
+    let congested = false;
+    const got: string[] = [];
+    ui.watch('watchLiveText', { sessionId: session.id }, (item) => got.push(item.type === 'event_start' ? `start ${item.event.id}` : `${item.event_id} ${(item.delta.content as { text: string }).text}`), {
+      congested: () => congested,
+    });
+    const start = (id: string): LiveTextItem => ({ type: 'event_start', event: { id, type: 'agent.message' } });
+    const delta = (id: string, text: string): LiveTextItem => ({ type: 'event_delta', event_id: id, delta: { type: 'content_delta', content: { type: 'text', text }, index: 0 } });
+    feed(start('a'));
+    feed(delta('a', '1'));
+    congested = true;
+    feed(delta('a', '2'));
+    congested = false;
+    feed(delta('a', '3')); // after a gap: dropped too
+    feed(start('b'));
+    feed(delta('b', '1'));
+    expect(got).toEqual(['start a', 'a 1', 'start b', 'b 1']);
   });
 });
