@@ -5,6 +5,8 @@ import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-conf
 import { analyse, type LogAnalysis } from './analyse';
 import type { ToolDefinition } from '../hands/tools/definitions';
 import { buildRequest } from './context';
+import { fitToLog, type DroppedInput } from './fit-event';
+import { capForModel } from '../hands/output-cap';
 import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
@@ -33,6 +35,9 @@ export interface HarnessOptions {
   retryBaseMs: number;
   retryMaxMs: number;
 }
+
+/** Bytes of events the read_session_events tool reads at most (its output is capped anyway). */
+const READ_TOOL_BYTES = 256 * 1024;
 
 const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
@@ -91,7 +96,8 @@ export class Harness {
   }
 
   private emit(events: EventInput[], key: string): Promise<LoggedEvent[]> {
-    return this.io.emit(events, key);
+    // Nothing a brain writes is over the log's cap: the append would fail and the step be lost.
+    return this.io.emit(events.flatMap(fitToLog), key);
   }
 
   private async idle(stopReason: Record<string, unknown>, handledThrough: number): Promise<void> {
@@ -191,6 +197,8 @@ export class Harness {
 
   private async runTool(tu: LoggedEvent, signal: AbortSignal): Promise<ToolOutcome> {
     const input = (tu.input ?? {}) as Record<string, unknown>;
+    const dropped = tu.input_dropped as DroppedInput | undefined;
+    if (dropped) return { content: `Not run: ${dropped.reason}, so it was not kept. Send large content in several smaller calls.`, isError: true };
     if (tu.name === READ_SESSION_TOOL.name) return this.readSessionTool(input);
     const { hand, ...rest } = input;
     try {
@@ -205,9 +213,10 @@ export class Harness {
     const limit = Math.min(int(input.limit) ?? 20, 200);
     const types = Array.isArray(input.types) ? input.types.filter((t): t is string => typeof t === 'string') : undefined;
     try {
-      const events = await this.io.readEvents({ from: int(input.from), to: int(input.to), before: int(input.before), types, limit });
+      // Read and capped like any tool's output: 200 events of up to 4 MiB each would not fit.
+      const events = await this.io.readEvents({ from: int(input.from), to: int(input.to), before: int(input.before), types, limit, maxBytes: READ_TOOL_BYTES });
       if (events.length === 0) return { content: 'No events in that range.', isError: false };
-      return { content: events.map((e) => JSON.stringify(e)).join('\n'), isError: false };
+      return { content: capForModel(events.map((e) => JSON.stringify(e)).join('\n')).content, isError: false };
     } catch (err) {
       return { content: `Could not read the session: ${err instanceof Error ? err.message : String(err)}`, isError: true };
     }

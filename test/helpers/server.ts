@@ -13,7 +13,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; logger?: Logger } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; logger?: Logger; stallMs?: number } = {}): Promise<TestServer> {
   const dataDir = tmpDir();
   const host = createHost({ dataDir, logger: opts.logger });
   const apiKey = 'test-key-123';
@@ -22,6 +22,7 @@ export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?
     apiKey,
     rendererDir: opts.rendererDir ?? tmpDir(),
     heartbeatMs: opts.heartbeatMs,
+    stallMs: opts.stallMs,
   });
   const client = new Anthropic({ apiKey, baseURL: server.url, maxRetries: 0 });
   return {

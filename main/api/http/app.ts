@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Host } from '../../host';
+import type { SlowReaderOptions } from '../reader-limits';
 import { keyMatches, presentedKey } from './auth';
 import { ApiError, errorResponse, isClientGone, toApiError } from './errors';
 import { newRequestId } from './ids';
@@ -14,7 +15,7 @@ import { sessionRoutes } from './routes/sessions';
 import { uiRoutes } from './routes/ui';
 
 /** Options of the HTTP app. */
-export interface ApiAppOptions {
+export interface ApiAppOptions extends SlowReaderOptions {
   apiKey: string;
   rendererDir: string;
   /** Largest request body accepted (bytes). */
@@ -81,7 +82,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   );
   v1.route('/agents', agentRoutes(host));
   v1.route('/environments', environmentRoutes(host));
-  v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000 }));
+  v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000, stallMs: opts.stallMs }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
   v1.route('/hands', handCatalogRoutes());
@@ -89,6 +90,6 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),
   );
   app.route('/v1', v1);
-  app.route('/', uiRoutes(host, { apiKey: opts.apiKey, rendererDir: opts.rendererDir }));
+  app.route('/', uiRoutes(host, { apiKey: opts.apiKey, rendererDir: opts.rendererDir, stallMs: opts.stallMs }));
   return app;
 }

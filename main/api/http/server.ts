@@ -58,13 +58,15 @@ export async function bindServer(opts: { hostname?: string; port: number }): Pro
       const app = createApiApp(host, { ...appOpts, allowedHosts });
       fetch = (req, env) => app.fetch(req, env as never);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of wss.clients) client.terminate();
+    close: async () => {
+      // Each UI socket's streams stop (its 'close' handlers run) before the caller closes the log.
+      await Promise.all([...wss.clients].map((client) => new Promise((closed) => (client.once('close', closed), client.terminate()))));
+      return new Promise<void>((resolve) => {
         wss.close();
         server.close(() => resolve());
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      }),
+      });
+    },
   };
 }
 
