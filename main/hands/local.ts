@@ -8,7 +8,7 @@ import { BUILTIN_TOOL_NAMES, isBuiltinTool } from './tools/definitions';
 import { editTool, readTool, writeTool } from './local/files';
 import { errorOutcome, InputError } from './tools/input';
 import { PathError, WorkDir } from './local/paths';
-import { globTool, grepTool } from './local/search';
+import { globTool, grepTool, type SearchOptions } from './local/search';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
 
 export { DEFAULT_BASH_TIMEOUT_MS, SECRET_NAME, scrubbedEnv } from './local/bash';
@@ -30,7 +30,9 @@ export function createLocalHand({ workDir, fullOutputLimitBytes }: LocalHandOpti
   const bash = new BashRunner(work, fullOutputLimitBytes);
   let disposed = false;
 
-  const fileTools: Record<string, (w: WorkDir, input: Record<string, unknown>) => ToolOutcome> = {
+  // Aborted when the hand is disposed: stops its searches running on worker threads.
+  const disposing = new AbortController();
+  const fileTools: Record<string, (w: WorkDir, input: Record<string, unknown>, opts: SearchOptions) => Promise<ToolOutcome>> = {
     read: readTool,
     write: writeTool,
     edit: editTool,
@@ -53,7 +55,7 @@ export function createLocalHand({ workDir, fullOutputLimitBytes }: LocalHandOpti
       try {
         if (name === 'bash') return await bash.run(input, opts);
         if (opts.signal?.aborted) return errorOutcome(`[interrupted: the call was aborted before ${name} ran]`, { interrupted: true });
-        return fileTools[name]!(work, input);
+        return await fileTools[name]!(work, input, { signal: opts.signal, timeoutMs: opts.timeoutMs, shutdown: disposing.signal });
       } catch (err) {
         if (err instanceof InputError || err instanceof PathError) return errorOutcome(err.message);
         const sys = err as NodeJS.ErrnoException;
@@ -64,6 +66,7 @@ export function createLocalHand({ workDir, fullOutputLimitBytes }: LocalHandOpti
 
     async dispose(): Promise<void> {
       disposed = true;
+      disposing.abort();
       await bash.dispose();
     },
   };

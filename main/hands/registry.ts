@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { EnvironmentStore } from '../catalog/environments';
 import type { Logger } from '../logging/logger';
@@ -7,6 +7,7 @@ import { createLocalHand } from './local';
 import { createShellHand } from './remote/shell-hand';
 import { applyResources } from './resources';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
+import { writeTextFile } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
@@ -99,7 +100,7 @@ export class HandRegistry {
       if (opts.signal?.aborted) ctrl.abort();
       const extra = got.extra.find((t) => t.definition.name === tool);
       const outcome = extra && got.shell ? await extra.run(got.shell, input, { signal: ctrl.signal }) : await got.hand.execute(tool, input, { signal: ctrl.signal, timeoutMs: opts.timeoutMs });
-      return this.keepFullOutput(sessionId, opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } });
+      return await this.keepFullOutput(sessionId, opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } });
     } finally {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
@@ -234,14 +235,18 @@ export class HandRegistry {
     }
   }
 
-  /** Keeps an output too long for the model in a file for the UI; the model's copy stays capped. */
-  private keepFullOutput(sessionId: string, toolUseId: string | undefined, outcome: ToolOutcome): ToolOutcome {
+  /**
+   * Keeps an output too long for the model in a file for the UI; the model's copy stays capped.
+   * Asynchronous and written a slice at a time: a full output may be 64 MiB, and the host's loop
+   * must wait neither on the disk nor on encoding it all at once.
+   */
+  private async keepFullOutput(sessionId: string, toolUseId: string | undefined, outcome: ToolOutcome): Promise<ToolOutcome> {
     if (!outcome.fullOutput) return outcome;
     const { fullOutput, ...rest } = outcome;
     const dir = path.join(this.opts.dataDir, 'outputs', sessionId);
-    fs.mkdirSync(dir, { recursive: true });
+    await fsp.mkdir(dir, { recursive: true });
     const name = `${(toolUseId ?? `call_${Date.now()}`).replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
-    fs.writeFileSync(path.join(dir, name), fullOutput);
+    await writeTextFile(path.join(dir, name), fullOutput);
     return { ...rest, details: { ...rest.details, full_output: { file: name, chars: fullOutput.length } } };
   }
 }
