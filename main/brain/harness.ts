@@ -1,20 +1,22 @@
 import type { HandInfo } from '../hands/registry';
 import type { ToolOutcome } from '../hands/types';
-import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
+import type { EventSlice, LoggedEvent } from '../session/types';
 import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
-import { analyse, type LogAnalysis } from './analyse';
+import type { LogAnalysis } from './analyse';
+import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
-import { buildRequest } from './context';
 import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
+import { retryDelayMs, type RetryPolicy } from './retry';
+import type { SessionView } from './session-view';
 
 /** Everything a brain does to the world, through the host. */
 export interface BrainIO {
-  /** Events after a position (the harness keeps what it read; it rereads nothing). */
+  /** A slice of the session's log (the model's read_session_events tool). */
   readEvents(slice: EventSlice): Promise<LoggedEvent[]>;
   /** Appends atomically; a repeated key returns what the first append made. */
-  emit(events: EventInput[], key: string): Promise<LoggedEvent[]>;
+  emit(events: BrainEventInput[], key: string): Promise<LoggedEvent[]>;
   /** Runs a tool on one of the session's hands (`hand` names it when there are several). */
   execute(call: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }, signal: AbortSignal): Promise<ToolOutcome>;
   /** The hands the session holds (names, what they are, their tools). */
@@ -28,31 +30,36 @@ export interface BrainIO {
 }
 
 /** Retry policy of model requests. */
-export interface HarnessOptions {
-  maxRetries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-}
+export type HarnessOptions = RetryPolicy & {
+  /** Source of jitter for retry waits (tests pin it). */
+  random?: () => number;
+};
 
 const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
 /**
- * The harness: reads the log, works out what is pending, and does it — model requests, tool
+ * The harness: works out from the log what is pending, and does it — model requests, tool
  * calls, status changes — one logged step at a time. It holds nothing that must survive: a
  * fresh harness on the same log continues where a dead one stopped. Every append carries an
  * idempotency key derived from the log, so a step repeated after a crash appends nothing twice.
+ * What it knows of the log is a SessionView, kept current as events arrive: a step costs the
+ * same at the thousandth event as at the first.
  */
 export class Harness {
-  private events: LoggedEvent[] = [];
   private abort = new AbortController();
-  /** Tool calls this harness logged itself (their outcome is known to it). */
+  /** Tool calls this harness logged itself and has not answered yet (their outcome is known to it). */
   private readonly loggedHere = new Set<string>();
   private agentConfig?: AgentConfig;
+  private hands: HandInfo[] = [];
+  private handsVersion = -1;
+  /** The request's tools for the current agent and hands (kept while neither changes). */
+  private tools?: ToolDefinition[];
 
   constructor(
     private readonly io: BrainIO,
     private readonly model: ModelCaller,
     private readonly opts: HarnessOptions,
+    private readonly view: SessionView,
   ) {}
 
   /** Stops the model stream or tool that is running now (a `user.interrupt` arrived). */
@@ -62,10 +69,15 @@ export class Harness {
 
   /** Runs until the session has nothing pending. */
   async run(): Promise<void> {
-    this.agentConfig = agentConfigOf(await this.io.agent());
+    await this.view.catchUp();
+    // The agent snapshot and the hands once per run; hands again only when they change.
+    const version = this.view.handsVersion;
+    const [agent, hands] = await Promise.all([this.io.agent(), this.io.hands()]);
+    this.agentConfig = agentConfigOf(agent);
+    this.useHands(hands, version);
     for (;;) {
-      await this.refresh();
-      const a = analyse(this.events);
+      await this.view.catchUp();
+      const a = this.view.analysis();
       if (this.abort.signal.aborted && !a.interruptPending) this.abort = new AbortController();
       if (a.interruptPending) await this.finishInterrupted(a);
       else if (a.openRequest) await this.closeAbandoned(a.openRequest);
@@ -81,20 +93,29 @@ export class Harness {
     }
   }
 
-  private async refresh(): Promise<void> {
-    for (;;) {
-      const after = this.events[this.events.length - 1]?.seq ?? 0;
-      const page = await this.io.readEvents({ after, limit: 5000 });
-      this.events.push(...page);
-      if (page.length < 5000) return;
+  private useHands(hands: HandInfo[], version: number): void {
+    this.hands = hands;
+    this.handsVersion = version;
+    this.tools = undefined;
+  }
+
+  private async toolsNow(cfg: AgentConfig): Promise<ToolDefinition[]> {
+    if (this.view.handsVersion !== this.handsVersion) {
+      const version = this.view.handsVersion;
+      this.useHands(await this.io.hands(), version);
     }
+    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, READ_SESSION_TOOL];
+    return this.tools;
   }
 
-  private emit(events: EventInput[], key: string): Promise<LoggedEvent[]> {
-    return this.io.emit(events, key);
+  /** Appends, and folds what was appended into the view before going on. */
+  private async emit(events: BrainEventInput[], key: string): Promise<LoggedEvent[]> {
+    const out = await this.io.emit(events, key);
+    this.view.accept(out);
+    return out;
   }
 
-  private async idle(stopReason: Record<string, unknown>, handledThrough: number): Promise<void> {
+  private async idle(stopReason: Extract<BrainEventInput, { type: 'session.status_idle' }>['stop_reason'], handledThrough: number): Promise<void> {
     await this.emit([{ type: 'session.status_idle', stop_reason: stopReason, stop_details: null, handled_through: handledThrough }], `idle:${handledThrough}`);
   }
 
@@ -138,8 +159,8 @@ export class Harness {
   private async modelStep(a: LogAnalysis): Promise<void> {
     const cfg = this.agentConfig!;
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
-    const tools = [...this.io.toolDefinitions(cfg.builtinTools, await this.io.hands()), ...cfg.customTools, READ_SESSION_TOOL];
-    const built = buildRequest(this.events, { model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
+    const tools = await this.toolsNow(cfg);
+    const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
     const [start] = await this.emit(
       [{ type: 'span.model_request_start', context_seq: built.contextSeq, ...(built.elidedSeqs.length ? { elided_seqs: built.elidedSeqs } : {}) }],
       `mreq:${a.lastSeq}`,
@@ -162,9 +183,8 @@ export class Harness {
             this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
           },
           onBlock: async (block, index) => {
-            const input = blockToEvent(block, customNames);
+            const input = blockToEvent(block, customNames, ids.get(index));
             if (!input) return;
-            if (ids.has(index)) input.id = ids.get(index);
             const [e] = await this.emit([input], `blk:${start!.id}:${index}`);
             if (e!.type === 'agent.tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
@@ -186,6 +206,7 @@ export class Harness {
       if (signal.aborted) return;
       const outcome = await this.runTool(tu, signal);
       await this.emit([toolResult(tu.id, outcome.content, outcome.isError, outcome.details, outcome.images)], `res:${tu.id}`);
+      this.loggedHere.delete(tu.id);
     }
   }
 
@@ -225,8 +246,9 @@ export class Harness {
     }
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
-      await this.emit([{ type: 'session.status_rescheduled', retry_in_ms: this.backoff(attempt, failure), attempt, error_type: failure.errorType }], `resched:${end!.id}`);
-      await sleep(this.backoff(attempt, failure), this.abort.signal);
+      const wait = retryDelayMs(attempt, failure, this.opts, this.opts.random);
+      await this.emit([{ type: 'session.status_rescheduled', retry_in_ms: wait, attempt, error_type: failure.errorType }], `resched:${end!.id}`);
+      await sleep(wait, this.abort.signal);
       return;
     }
     const [err] = await this.emit(
@@ -241,19 +263,21 @@ export class Harness {
     await this.idle({ type: failure.retryable ? 'retries_exhausted' : 'end_turn' }, err!.seq);
   }
 
-  private backoff(attempt: number, failure: ModelFailure): number {
-    if (failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, 5 * 60_000);
-    return Math.min(this.opts.retryBaseMs * 2 ** (attempt - 1), this.opts.retryMaxMs);
-  }
 }
 
-function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>, images?: ToolOutcome['images']): EventInput {
-  const content: Record<string, unknown>[] = [{ type: 'text', text: text || '(no output)' }];
+function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>, images?: ToolOutcome['images']): BrainEventInput {
+  const content: Extract<BrainEventInput, { type: 'agent.tool_result' }>['content'] = [{ type: 'text', text: text || '(no output)' }];
   for (const img of images ?? []) content.push({ type: 'image', source: { type: 'base64', media_type: img.media_type, data: img.data } });
   return { type: 'agent.tool_result', tool_use_id: toolUseId, content, is_error: isError, ...(details ? { details } : {}) };
 }
 
-function requestEnd(startId: string, isError: boolean, usage: ModelUsage, error?: Record<string, unknown>, stopReason?: string): EventInput {
+function requestEnd(
+  startId: string,
+  isError: boolean,
+  usage: ModelUsage,
+  error?: { type?: ModelFailure['errorType']; message: string; status?: number },
+  stopReason?: string,
+): BrainEventInput {
   return {
     type: 'span.model_request_end',
     model_request_start_id: startId,
@@ -264,21 +288,20 @@ function requestEnd(startId: string, isError: boolean, usage: ModelUsage, error?
   };
 }
 
-function blockToEvent(block: FinishedBlock, customNames: Set<string>): EventInput | undefined {
+/** The event a finished block becomes (`id`: the one its live text already named). */
+function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string | undefined): BrainEventInput | undefined {
+  const named = id ? { id } : {};
   switch (block.type) {
     case 'text':
-      return block.text ? { type: 'agent.message', content: [{ type: 'text', text: block.text }] } : undefined;
+      return block.text ? { type: 'agent.message', ...named, content: [{ type: 'text', text: block.text }] } : undefined;
     case 'thinking':
-      return { type: 'agent.thinking', thinking: block.thinking, signature: block.signature };
+      return { type: 'agent.thinking', ...named, thinking: block.thinking, signature: block.signature };
     case 'redacted_thinking':
-      return { type: 'agent.thinking', redacted: true };
-    case 'tool_use':
-      return {
-        type: customNames.has(block.name) ? 'agent.custom_tool_use' : 'agent.tool_use',
-        name: block.name,
-        input: block.input,
-        model_tool_use_id: block.id,
-      };
+      return { type: 'agent.thinking', ...named, redacted: true };
+    case 'tool_use': {
+      const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
+      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call };
+    }
   }
 }
 
