@@ -45,7 +45,14 @@ export const brainEventInput = z.discriminatedUnion('type', [
     type: z.literal('session.error'),
     error: z.strictObject({ type: modelErrorType, message: z.string().max(10_000), retry_status: z.strictObject({ type: z.enum(['exhausted', 'terminal']) }) }),
   }),
-  z.strictObject({ type: z.literal('span.model_request_start'), context_seq: seq, elided_seqs: z.array(seq).max(10_000_000).optional() }),
+  z.strictObject({
+    type: z.literal('span.model_request_start'),
+    id: eventId.optional(),
+    context_seq: seq,
+    /** Every tool result up to this position (`elided_count` of them) was elided from the request. */
+    elided_through: seq.optional(),
+    elided_count: z.int().min(1).optional(),
+  }),
   z.strictObject({
     type: z.literal('span.model_request_end'),
     model_request_start_id: eventId,

@@ -18,7 +18,7 @@ if (!sessionId || !process.send) {
 }
 
 // A failed write means the host is gone; 'disconnect' below ends this process.
-const host = createHostChannel((m: BrainToHost) => process.send!(m, undefined, undefined, () => {}));
+const host = createHostChannel((m: BrainToHost, done) => process.send!(m, undefined, undefined, done));
 const view = new SessionView((slice) => host.request('readEvents', { slice }));
 
 const io: BrainIO = {
@@ -77,7 +77,7 @@ function wake(): void {
       // Nothing to do, having seen the log up to here: if this process leaves, the host needs
       // a new brain only for input after this point.
       host.notify({ t: 'idle', through: view.lastSeq });
-      lingerTimer = setTimeout(() => process.exit(0), lingerMs);
+      lingerTimer = setTimeout(() => void host.sent().then(() => running || process.exit(0)), lingerMs);
     },
     (err) => {
       console.error(`corral brain ${sessionId}: ${err instanceof Error ? err.stack : String(err)}`);

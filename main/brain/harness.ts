@@ -9,6 +9,7 @@ import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, ty
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
 import { retryDelayMs, type RetryPolicy } from './retry';
+import { resultKey, toolResultEvent } from './tool-result-event';
 import type { SessionView } from './session-view';
 
 /** Everything a brain does to the world, through the host. */
@@ -17,8 +18,11 @@ export interface BrainIO {
   readEvents(slice: EventSlice): Promise<LoggedEvent[]>;
   /** Appends atomically; a repeated key returns what the first append made. */
   emit(events: BrainEventInput[], key: string): Promise<LoggedEvent[]>;
-  /** Runs a tool on one of the session's hands (`hand` names it when there are several). */
-  execute(call: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }, signal: AbortSignal): Promise<ToolOutcome>;
+  /**
+   * Runs a tool on one of the session's hands (`hand` names it when there are several); the host
+   * records its `agent.tool_result` as the call ends and answers with it.
+   */
+  execute(call: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }, signal: AbortSignal): Promise<LoggedEvent>;
   /** The hands the session holds (names, what they are, their tools). */
   hands(): Promise<HandInfo[]>;
   /** The session's agent snapshot. */
@@ -125,7 +129,7 @@ export class Harness {
       const text = this.loggedHere.has(tu.id)
         ? 'Not run: the session was interrupted before this call started.'
         : 'Outcome unknown: the brain stopped while this call was in flight, then the session was interrupted. It may or may not have run; check before repeating it.';
-      const [e] = await this.emit([toolResult(tu.id, text, true)], `res:${tu.id}`);
+      const [e] = await this.emit([toolResult(tu.id, text, true)], resultKey(tu.id));
       last = Math.max(last, e!.seq);
     }
     if (a.openRequest) {
@@ -151,7 +155,7 @@ export class Harness {
             { outcome: 'unknown' },
           ),
         ],
-        `res:${tu.id}`,
+        resultKey(tu.id),
       );
     }
   }
@@ -161,10 +165,19 @@ export class Harness {
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
     const tools = await this.toolsNow(cfg);
     const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
-    const [start] = await this.emit(
-      [{ type: 'span.model_request_start', context_seq: built.contextSeq, ...(built.elidedSeqs.length ? { elided_seqs: built.elidedSeqs } : {}) }],
-      `mreq:${a.lastSeq}`,
-    );
+    // Elision is oldest first and for good, so "every tool result up to a position" says which
+    // were elided in a constant space (a list would grow the log by the session's length per step).
+    const elided = built.elidedSeqs.length ? { elided_count: built.elidedSeqs.length, elided_through: built.elidedSeqs.at(-1)! } : {};
+    // The span goes to the host just before the request goes to the model, and is logged in well
+    // under a millisecond, long before a first token: the request does not wait for its reply.
+    // Blocks are logged only once it is.
+    const startId = newId.event();
+    const started = this.emit([{ type: 'span.model_request_start', id: startId, context_seq: built.contextSeq, ...elided }], `mreq:${a.lastSeq}`).then(([e]) => {
+      // Only a second brain on the session could have logged this step already.
+      if (e!.id !== startId) throw new Error(`model request ${e!.id} was already logged for this step`);
+      return e!;
+    });
+    started.catch(() => {}); // awaited below
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const logged: LoggedEvent[] = [];
     const signal = this.abort.signal;
@@ -185,7 +198,8 @@ export class Harness {
           onBlock: async (block, index) => {
             const input = blockToEvent(block, customNames, ids.get(index));
             if (!input) return;
-            const [e] = await this.emit([input], `blk:${start!.id}:${index}`);
+            const start = await started;
+            const [e] = await this.emit([input], `blk:${start.id}:${index}`);
             if (e!.type === 'agent.tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
           },
@@ -198,27 +212,41 @@ export class Harness {
       );
     } catch (err) {
       const failure: ModelFailure = err instanceof ModelError ? err.failure : { errorType: 'model_request_failed_error', message: String(err), retryable: true };
-      await this.afterFailure(start!, failure, logged, a);
+      await this.afterFailure(await started, failure, logged, a);
       return;
     }
-    await this.emit([requestEnd(start!.id, false, result.usage, undefined, result.stopReason)], `mend:${start!.id}`);
-    for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
-      if (signal.aborted) return;
-      const outcome = await this.runTool(tu, signal);
-      await this.emit([toolResult(tu.id, outcome.content, outcome.isError, outcome.details, outcome.images)], `res:${tu.id}`);
+    const calls = logged.filter((e) => e.type === 'agent.tool_use');
+    const start = await started;
+    const ended = this.emit([requestEnd(start.id, false, result.usage, undefined, result.stopReason)], `mend:${start.id}`);
+    // The host handles a brain's messages in order: the end is logged before the first call
+    // starts, so the call goes out now rather than a round trip later.
+    const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
+    first?.catch(() => {}); // awaited below, after the end
+    await ended;
+    for (const [i, tu] of calls.entries()) {
+      const run = i === 0 ? first : signal.aborted ? undefined : this.runTool(tu, signal);
+      if (!run) return; // interrupted: the loop answers the calls not run
+      await run;
       this.loggedHere.delete(tu.id);
     }
   }
 
-  private async runTool(tu: LoggedEvent, signal: AbortSignal): Promise<ToolOutcome> {
+  /** Runs a call and sees its result logged (by the host as a hand's call ends, else here). */
+  private async runTool(tu: LoggedEvent, signal: AbortSignal): Promise<void> {
     const input = (tu.input ?? {}) as Record<string, unknown>;
-    if (tu.name === READ_SESSION_TOOL.name) return this.readSessionTool(input);
-    const { hand, ...rest } = input;
-    try {
-      return await this.io.execute({ name: String(tu.name), input: rest, hand: typeof hand === 'string' ? hand : undefined, toolUseId: tu.id }, signal);
-    } catch (err) {
-      return { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+    let outcome: ToolOutcome;
+    if (tu.name === READ_SESSION_TOOL.name) outcome = await this.readSessionTool(input);
+    else {
+      const { hand, ...rest } = input;
+      try {
+        const recorded = await this.io.execute({ name: String(tu.name), input: rest, hand: typeof hand === 'string' ? hand : undefined, toolUseId: tu.id }, signal);
+        this.view.accept([recorded]);
+        return;
+      } catch (err) {
+        outcome = { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+      }
     }
+    await this.emit([toolResultEvent(tu.id, outcome)], resultKey(tu.id));
   }
 
   private async readSessionTool(input: Record<string, unknown>): Promise<ToolOutcome> {
@@ -242,7 +270,7 @@ export class Harness {
     if (failure.aborted) return; // the interrupt is handled by the loop
     // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
     for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
-      await this.emit([toolResult(tu.id, 'Not run: the model response was cut off before it completed.', true)], `res:${tu.id}`);
+      await this.emit([toolResult(tu.id, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
     }
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
@@ -265,10 +293,8 @@ export class Harness {
 
 }
 
-function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>, images?: ToolOutcome['images']): BrainEventInput {
-  const content: Extract<BrainEventInput, { type: 'agent.tool_result' }>['content'] = [{ type: 'text', text: text || '(no output)' }];
-  for (const img of images ?? []) content.push({ type: 'image', source: { type: 'base64', media_type: img.media_type, data: img.data } });
-  return { type: 'agent.tool_result', tool_use_id: toolUseId, content, is_error: isError, ...(details ? { details } : {}) };
+function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
+  return toolResultEvent(toolUseId, { content: text, isError, details });
 }
 
 function requestEnd(

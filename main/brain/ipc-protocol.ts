@@ -1,5 +1,4 @@
 import type { EventSlice, LoggedEvent } from '../session/types';
-import type { ToolOutcome } from '../hands/types';
 import type { HandInfo } from '../hands/registry';
 import type { BrainEventInput } from './brain-event-schema';
 import type { LiveDelta } from './live-text';
@@ -13,8 +12,11 @@ export interface BrainRequests {
   readEvents: { args: { slice: EventSlice }; result: LoggedEvent[] };
   /** Appends atomically; a repeated key returns what the first append made. */
   emit: { args: { events: BrainEventInput[]; key: string }; result: LoggedEvent[] };
-  /** Runs a tool on one of the session's hands. */
-  execute: { args: { name: string; input: Record<string, unknown>; hand?: string; toolUseId?: string }; result: ToolOutcome };
+  /**
+   * Runs the tool call `toolUseId` on one of the session's hands and records its outcome as the
+   * call's `agent.tool_result` (so an outcome is never lost with its brain); answers with it.
+   */
+  execute: { args: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }; result: LoggedEvent };
   /** The hands the session holds. */
   hands: { args: Record<string, never>; result: HandInfo[] };
   /** The session's agent snapshot. */
@@ -36,7 +38,9 @@ export type BrainToHost =
    * The brain has nothing to do, having seen the log up to `through`. It may exit after a
    * while; the host starts a fresh one then only if input arrived after `through`.
    */
-  | { t: 'idle'; through: number };
+  | { t: 'idle'; through: number }
+  /** Several of the above sent together, handled in order. */
+  | { t: 'batch'; messages: Exclude<BrainToHost, { t: 'batch' }>[] };
 
 /** Host → brain messages. */
 export type HostToBrain =

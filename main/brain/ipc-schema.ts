@@ -32,7 +32,7 @@ const noArgs = z.strictObject({}) as unknown as z.ZodType<Record<string, never>>
 export const requestArgs: { [Op in BrainOp]: z.ZodType<BrainRequests[Op]['args']> } = {
   readEvents: z.strictObject({ slice }),
   emit: z.strictObject({ events: z.array(brainEventInput).min(1).max(64), key: z.string().min(1).max(200) }),
-  execute: z.strictObject({ name: toolName, input: toolInput, hand: z.string().min(1).max(128).optional(), toolUseId: eventId.optional() }),
+  execute: z.strictObject({ name: toolName, input: toolInput, hand: z.string().min(1).max(128).optional(), toolUseId: eventId }),
   hands: noArgs,
   agent: noArgs,
 };
@@ -55,10 +55,17 @@ const envelope = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('cancel'), id: requestId }),
   z.strictObject({ t: z.literal('delta'), delta: liveDelta }),
   z.strictObject({ t: z.literal('idle'), through: position }),
+  z.strictObject({ t: z.literal('batch'), messages: z.array(z.unknown()).min(1).max(100) }),
 ]);
 
 /** A message that passed, or why not and (for a request with a usable id) whom to tell. */
 export type ParsedBrainMessage = { ok: true; message: BrainToHost } | { ok: false; error: string; replyTo?: number };
+
+/** Parses a message inside a batch: the same, except that batches do not nest. */
+export function parseBatchedMessage(raw: unknown): ParsedBrainMessage {
+  const parsed = parseBrainMessage(raw);
+  return parsed.ok && parsed.message.t === 'batch' ? { ok: false, error: 'malformed message: batches do not nest' } : parsed;
+}
 
 /** Parses one message from a brain; never throws (not even for a value whose reads throw). */
 export function parseBrainMessage(raw: unknown): ParsedBrainMessage {
@@ -77,6 +84,7 @@ function parse(raw: unknown): ParsedBrainMessage {
     return { ok: false, error: `malformed message: ${summary(env.error)}`, replyTo: id?.success ? id.data : undefined };
   }
   const m = env.data;
+  if (m.t === 'batch') return { ok: true, message: m as BrainToHost };
   if (m.t !== 'req') return { ok: true, message: m };
   let args;
   try {

@@ -4,12 +4,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HandRegistry } from '../hands/registry';
 import type { SessionLog } from '../session/store';
-import type { LoggedEvent } from '../session/types';
+import type { EventInput, LoggedEvent } from '../session/types';
 import { WAKING_TYPES } from './analyse';
 import type { LiveDelta } from './live-text';
 import { LiveTextRelay } from './live-text-relay';
 import type { BrainRequest, HostToBrain } from './ipc-protocol';
-import { parseBrainMessage } from './ipc-schema';
+import { parseBatchedMessage, parseBrainMessage } from './ipc-schema';
+import { resultKey, toolResultEvent } from './tool-result-event';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
 export interface BrainChild {
@@ -142,11 +143,11 @@ export class BrainSupervisor {
     }
   }
 
-  private onBrainMessage(sessionId: string, brain: Running, raw: unknown): void {
+  private onBrainMessage(sessionId: string, brain: Running, raw: unknown, inBatch = false): void {
     try {
-      const parsed = parseBrainMessage(raw);
+      const parsed = inBatch ? parseBatchedMessage(raw) : parseBrainMessage(raw);
       if (!parsed.ok) {
-        if (brain.rejected++ < REPORTED_REJECTIONS) console.error(`corral: brain of ${sessionId} sent a ${parsed.error}`);
+        if (brain.rejected++ < REPORTED_REJECTIONS) console.error(`corral: refused a message from the brain of ${sessionId}: ${parsed.error}`);
         if (parsed.replyTo !== undefined) this.send(sessionId, brain, { t: 'res', id: parsed.replyTo, ok: false, error: parsed.error });
         return;
       }
@@ -161,6 +162,9 @@ export class BrainSupervisor {
           return;
         case 'req':
           return this.serve(sessionId, brain, m);
+        case 'batch':
+          for (const inner of m.messages) this.onBrainMessage(sessionId, brain, inner, true);
+          return;
       }
     } catch (err) {
       // Nothing a brain sends may throw in the host.
@@ -170,54 +174,67 @@ export class BrainSupervisor {
 
   private serve(sessionId: string, brain: Running, m: BrainRequest): void {
     const fail = (err: unknown) => this.send(sessionId, brain, { t: 'res', id: m.id, ok: false, error: errorText(err) });
-    if (m.op === 'emit') {
-      // The brain's own appends come back in the reply; anything appended meanwhile (by a
-      // listener) follows it, so the brain sees the log in order.
-      brain.held = [];
-      let others: LoggedEvent[];
-      try {
-        const out = this.opts.log.emitEvents(sessionId, m.args.events, `brain:${m.args.key}`);
-        this.send(sessionId, brain, { t: 'res', id: m.id, ok: true, value: out });
-        const own = new Set(out.map((e) => e.seq));
-        others = brain.held.filter((e) => !own.has(e.seq));
-      } catch (err) {
-        fail(err);
-        others = brain.held;
-      } finally {
-        brain.held = undefined;
-      }
-      if (others.length) this.send(sessionId, brain, { t: 'events', events: others });
-      return;
-    }
-    let value: unknown;
     try {
-      value = this.handle(sessionId, brain, m);
+      switch (m.op) {
+        case 'emit':
+          return this.append(sessionId, brain, m.id, m.args.events, m.args.key, (out) => out);
+        case 'execute':
+          return void this.execute(sessionId, brain, m).catch(fail);
+        case 'readEvents':
+          return this.reply(sessionId, brain, m.id, this.opts.log.getEvents(sessionId, m.args.slice));
+        case 'agent':
+          return this.reply(sessionId, brain, m.id, this.opts.log.getSession(sessionId).record.agent);
+        case 'hands':
+          return this.reply(sessionId, brain, m.id, this.opts.hands.list(sessionId));
+      }
     } catch (err) {
-      return fail(err);
+      fail(err);
     }
-    const ok = (v: unknown) => this.send(sessionId, brain, { t: 'res', id: m.id, ok: true, value: v });
-    if (value instanceof Promise) value.then(ok, fail);
-    else ok(value);
   }
 
-  /** Answers a checked request (synchronously where it can: the reply goes out at once). */
-  private handle(sessionId: string, brain: Running, m: Exclude<BrainRequest, BrainRequest<'emit'>>): unknown {
-    const { log } = this.opts;
-    switch (m.op) {
-      case 'readEvents':
-        return log.getEvents(sessionId, m.args.slice);
-      case 'execute': {
-        const ctrl = new AbortController();
-        brain.calls.set(m.id, ctrl);
-        return this.opts.hands
-          .execute(sessionId, m.args.hand, m.args.name, m.args.input, { signal: ctrl.signal, toolUseId: m.args.toolUseId })
-          .finally(() => brain.calls.delete(m.id));
-      }
-      case 'agent':
-        return log.getSession(sessionId).record.agent;
-      case 'hands':
-        return this.opts.hands.list(sessionId);
+  private reply(sessionId: string, brain: Running, id: number, value: unknown): void {
+    this.send(sessionId, brain, { t: 'res', id, ok: true, value });
+  }
+
+  /**
+   * Appends for a brain and replies with `answer(appended)`. The brain's own appends reach it in
+   * the reply; anything appended meanwhile (by a listener) follows the reply, so the brain sees
+   * the log in order.
+   */
+  private append(sessionId: string, brain: Running, id: number, events: EventInput[], key: string, answer: (out: LoggedEvent[]) => unknown): void {
+    brain.held = [];
+    let others: LoggedEvent[];
+    try {
+      const out = this.opts.log.emitEvents(sessionId, events, `brain:${key}`);
+      this.reply(sessionId, brain, id, answer(out));
+      const own = new Set(out.map((e) => e.seq));
+      others = brain.held.filter((e) => !own.has(e.seq));
+    } catch (err) {
+      this.send(sessionId, brain, { t: 'res', id, ok: false, error: errorText(err) });
+      others = brain.held;
+    } finally {
+      brain.held = undefined;
     }
+    if (others.length) this.send(sessionId, brain, { t: 'events', events: others });
+  }
+
+  /**
+   * Runs a tool call and records its result as the call ends, whether or not its brain is still
+   * there (a brain that died meanwhile had the call stopped: the outcome says so). A fresh brain
+   * that answered the call first ("outcome unknown") keeps its answer: both use the same key.
+   */
+  private async execute(sessionId: string, brain: Running, m: BrainRequest<'execute'>): Promise<void> {
+    const ctrl = new AbortController();
+    brain.calls.set(m.id, ctrl);
+    let outcome;
+    try {
+      outcome = await this.opts.hands.execute(sessionId, m.args.hand, m.args.name, m.args.input, { signal: ctrl.signal, toolUseId: m.args.toolUseId });
+    } finally {
+      brain.calls.delete(m.id);
+    }
+    // A host shutting down stopped the call: the next host's brain reports its outcome unknown.
+    if (this.stopped) return;
+    this.append(sessionId, brain, m.id, [toolResultEvent(m.args.toolUseId, outcome)], resultKey(m.args.toolUseId), (out) => out[0]);
   }
 
   private onBrainExit(sessionId: string, brain: Running, code: number | null, signal: string | null): void {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHost, type Host } from '../../main/host';
-import { fakeBrains } from '../helpers/fake-brain';
+import { fakeBrains, repliesOf } from '../helpers/fake-brain';
+import { newId } from '../../main/db/ids';
 import { tmpDir } from '../helpers/tmp';
 
 // When the host starts a brain, and when it does not. The host decides from the events it sees
@@ -101,4 +102,44 @@ describe('the supervisor', () => {
     expect(brains.made.map((b) => b.sessionId).sort()).toEqual([running, waiting].sort());
     expect(of(idle)).toHaveLength(0);
   });
+
+  it('records a tool call\'s result as the call ends, and answers with it (not twice)', async () => {
+    const id = longSession(10);
+    host.log.emitEvent(id, message());
+    const brain = of(id)[0]!;
+    const call = newId.event();
+    brain.say({ t: 'req', id: 1, op: 'execute', args: { name: 'bash', input: { command: 'echo from the hand' }, toolUseId: call } });
+    await until(() => repliesOf(brain).has(1));
+    const reply = repliesOf(brain).get(1)!;
+    expect(reply).toMatchObject({ ok: true, value: { type: 'agent.tool_result', tool_use_id: call, is_error: false } });
+    const logged = host.log.getEvents(id, { types: ['agent.tool_result'] });
+    expect(logged).toHaveLength(1);
+    expect(JSON.stringify(logged[0]!.content)).toContain('from the hand');
+    // The brain got it in the reply; pushes carried the hand's own events only.
+    const pushed = brain.received.flatMap((m) => (m.t === 'events' ? m.events.map((e) => e.type) : []));
+    expect(pushed).toEqual(['hand.provisioning', 'hand.ready']);
+  });
+
+  it('a brain that dies during a call: the call is stopped, its outcome recorded, and the fresh brain told', async () => {
+    const id = longSession(10);
+    host.log.emitEvent(id, message());
+    const call = newId.event();
+    of(id)[0]!.say({ t: 'req', id: 1, op: 'execute', args: { name: 'bash', input: { command: 'sleep 20; echo finished' }, toolUseId: call } });
+    await until(() => host.log.getEvents(id, { types: ['hand.ready'] }).length > 0);
+    of(id)[0]!.exit(null, 'SIGKILL');
+    expect(of(id)).toHaveLength(2);
+    await until(() => host.log.getEvents(id, { types: ['agent.tool_result'] }).length > 0);
+    const [result] = host.log.getEvents(id, { types: ['agent.tool_result'] });
+    expect(result).toMatchObject({ tool_use_id: call, is_error: true });
+    expect(JSON.stringify(result!.content)).not.toContain('finished');
+    expect(of(id)[1]!.received.flatMap((m) => (m.t === 'events' ? m.events.map((e) => e.seq) : []))).toContain(result!.seq);
+  });
 });
+
+async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

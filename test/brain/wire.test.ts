@@ -86,6 +86,7 @@ describe('what a brain sends is checked', () => {
       { t: 'delta', delta: { type: 'event_delta', event_id: 'x', delta: {} } }, { t: 'delta', delta: { type: 'event_start', event: { id: 'sevt_01ARZ3NDEKTSV4RRFFQ69G5FAV', type: 'user.message' } } },
       { t: 'delta', delta: { type: 'event_delta', event_id: 'sevt_01ARZ3NDEKTSV4RRFFQ69G5FAV', delta: { type: 'content_delta', content: { type: 'text', text: 'x'.repeat(2 * 1024 * 1024) }, index: 0 } } },
       hostile, { t: 'req', id: 99, op: 'agent', args: hostile },
+      { t: 'batch', messages: 'all of them' }, { t: 'batch', messages: [] }, { t: 'batch', messages: [null, { t: 'batch', messages: [{ t: 'idle', through: 1 }] }, hostile] },
     ];
     const deltas: unknown[] = [];
     host.brains!.subscribeDeltas(id, (d) => deltas.push(d));
@@ -117,6 +118,27 @@ describe('what a brain sends is checked', () => {
     expect(replies.get(4)).toMatchObject({ ok: true, value: [{ seq: 2, type: 'session.status_running' }] });
     const pushed = brain.received.flatMap((m) => (m.t === 'events' ? m.events : []));
     expect(pushed.map((e) => [e.seq, e.type])).toEqual([[3, 'user.message']]);
+    expect(uncaught).toEqual([]);
+  });
+
+  it('a batch is handled message by message, in order', async () => {
+    const { id, brain } = sessionWithBrain();
+    brain.say({
+      t: 'batch',
+      messages: [
+        { t: 'req', id: 1, op: 'emit', args: { events: [{ type: 'session.status_running' }], key: 'running:1' } },
+        { t: 'req', id: 2, op: 'emit', args: { events: [{ type: 'user.message', content: [] }], key: 'forged' } },
+        { t: 'req', id: 3, op: 'readEvents', args: { slice: { after: 1 } } },
+      ],
+    });
+    await settle();
+    const replies = repliesOf(brain);
+    expect(replies.get(1)).toMatchObject({ ok: true });
+    expect(replies.get(2)).toMatchObject({ ok: false });
+    // The read came after the append in the same batch, and saw it.
+    expect(replies.get(3)).toMatchObject({ ok: true, value: [{ type: 'session.status_running' }] });
+    expect(brain.received.filter((m) => m.t === 'res').map((m) => (m as { id: number }).id)).toEqual([1, 2, 3]);
+    expect(host.log.getEvents(id).map((e) => e.type)).toEqual(['user.message', 'session.status_running']);
     expect(uncaught).toEqual([]);
   });
 });
