@@ -18,6 +18,8 @@ interface MessageMeta {
 interface Candidate {
   block: Block;
   seq: number;
+  /** JSON length of its content as folded (the elision note and saving need it). */
+  contentChars: number;
   /** Index of the message that holds it. */
   message: number;
 }
@@ -71,14 +73,18 @@ export class ContextBuilder {
     const message = this.messages[index]!;
     const meta = this.meta[index]!;
     for (const block of part.blocks) {
-      const chars = JSON.stringify(block).length + (message.content.length > 0 ? 1 : 0);
+      const result = block.type === 'tool_result';
+      // A result's content is measured once, on its own: its elision needs that length too.
+      const contentChars = result ? JSON.stringify(block.content).length : 0;
+      const blockChars = result ? JSON.stringify({ ...block, content: 0 }).length - 1 + contentChars : JSON.stringify(block).length;
+      const chars = blockChars + (message.content.length > 0 ? 1 : 0);
       meta.chars += chars;
       if (this.firstUser >= 0) this.charsFromFirstUser += chars;
-      if (block.type === 'tool_result') {
+      if (result) {
         // Tool results lead their user message, in log order (a message typed mid-tool lands after).
         message.content.splice(meta.results, 0, block);
         meta.results += 1;
-        this.candidates.push({ block, seq: e.seq, message: index });
+        this.candidates.push({ block, seq: e.seq, contentChars, message: index });
       } else {
         message.content.push(block);
       }
@@ -111,9 +117,9 @@ export class ContextBuilder {
     const budget = budgetOf(opts);
     let total = tokensOfChars(messageChars) + system.tokens + tools.tokens - this.savedTokens;
     while (total > budget && this.nextCandidate < this.candidates.length && this.candidates[this.nextCandidate]!.message < last) {
-      const { block, seq } = this.candidates[this.nextCandidate++]!;
-      const note = elisionNote(block.content, seq);
-      const saving = elisionSaving(block.content, note);
+      const { block, seq, contentChars } = this.candidates[this.nextCandidate++]!;
+      const note = elisionNote(contentChars, seq);
+      const saving = elisionSaving(contentChars, note);
       block.content = note;
       this.savedTokens += saving;
       total -= saving;

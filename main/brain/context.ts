@@ -108,8 +108,9 @@ function elideToFit(
   for (const b of candidates) {
     if (total <= budget) break;
     const seq = seqOf.get(b)!;
-    const note = elisionNote(b.content, seq);
-    total -= elisionSaving(b.content, note);
+    const chars = JSON.stringify(b.content).length;
+    const note = elisionNote(chars, seq);
+    total -= elisionSaving(chars, note);
     b.content = note;
     elided.push(seq);
   }

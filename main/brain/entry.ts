@@ -28,6 +28,7 @@ const io: BrainIO = {
   agent: () => host.request('agent', {}),
   hands: () => host.request('hands', {}),
   delta: (delta) => host.notify({ t: 'delta', delta }),
+  flush: () => host.flush(),
   toolDefinitions: builtinToolDefinitions,
 };
 

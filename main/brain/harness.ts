@@ -29,6 +29,8 @@ export interface BrainIO {
   agent(): Promise<Record<string, unknown> | undefined>;
   /** Pushes live text (the API's event_start / event_delta shapes; never logged). */
   delta?(d: LiveDelta): void;
+  /** Sends what the calls above queued now (they otherwise leave together at the end of the tick). */
+  flush?(): void;
   /** Tool definitions of the built-in tools, given the session's hands. */
   toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
 }
@@ -178,6 +180,7 @@ export class Harness {
       return e!;
     });
     started.catch(() => {}); // awaited below
+    this.io.flush?.(); // before the request is even serialised (a long session's takes a while)
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const logged: LoggedEvent[] = [];
     const signal = this.abort.signal;

@@ -7,6 +7,8 @@ export interface HostChannel {
   notify(message: Exclude<BrainToHost, { t: 'req' } | { t: 'batch' }>): void;
   /** Takes a reply from the host. */
   settle(reply: Extract<HostToBrain, { t: 'res' }>): void;
+  /** Sends what is queued now rather than at the end of the tick. */
+  flush(): void;
   /** Resolves once everything sent so far has been written (before the process leaves). */
   sent(): Promise<void>;
 }
@@ -26,6 +28,7 @@ export function createHostChannel(write: (m: BrainToHost, done: () => void) => v
     if (writing === 0 && outbox.length === 0) for (const f of idle.splice(0)) f();
   };
   const flush = () => {
+    if (outbox.length === 0) return;
     const out = outbox;
     outbox = [];
     writing += 1;
@@ -53,6 +56,7 @@ export function createHostChannel(write: (m: BrainToHost, done: () => void) => v
       });
     },
     notify: send,
+    flush,
     settle(reply) {
       const w = waiting.get(reply.id);
       if (!w) return;

@@ -3,8 +3,11 @@ import type { EventSlice, LoggedEvent } from '../session/types';
 import { LogFold, type LogAnalysis } from './analyse';
 import { ContextBuilder } from './context-builder';
 
-/** Events per read of the log (a fresh brain's first read comes in pages this size). */
-const PAGE = 2000;
+/**
+ * Events per read of the log: a fresh brain reads a long log in pages this size, two at a time
+ * (the host's event loop is busy about a millisecond per 200 events of a page).
+ */
+const PAGE = 1000;
 const MEMBERSHIP = new Set<string>(HAND_MEMBERSHIP_EVENTS);
 
 /**
@@ -45,17 +48,39 @@ export class SessionView {
    * is missing before an event that arrived early (normally nothing: events arrive in order).
    */
   async catchUp(): Promise<void> {
+    if (!this.loaded) await this.load();
     for (;;) {
       this.drain();
-      const gapEnd = this.held.length > 0 ? this.held[0]!.seq - 1 : undefined;
-      if (this.loaded && gapEnd === undefined) return;
-      const page = await this.read({ after: this.seq, limit: PAGE, ...(gapEnd !== undefined ? { to: gapEnd } : {}) });
+      if (this.held.length === 0) return;
+      const gapEnd = this.held[0]!.seq - 1;
+      const page = await this.read({ after: this.seq, to: gapEnd, limit: PAGE });
       for (const e of page) if (e.seq === this.seq + 1) this.take(e);
-      if (page.length < PAGE) {
-        if (gapEnd === undefined) this.loaded = true;
-        else if (this.seq < gapEnd) throw new Error(`the log has no events ${this.seq + 1}–${gapEnd}, yet ${gapEnd + 1} came`);
-      }
+      if (page.length < PAGE && this.seq < gapEnd) throw new Error(`the log has no events ${this.seq + 1}–${gapEnd}, yet ${gapEnd + 1} came`);
     }
+  }
+
+  /**
+   * The first read of the whole log. Positions are gapless, so the next page's range is known
+   * before this one arrives: the host reads one page while this process folds the one before.
+   */
+  private async load(): Promise<void> {
+    let next = this.seq + 1;
+    const ask = () => {
+      const from = next;
+      next += PAGE;
+      const page = this.read({ from, to: from + PAGE - 1, limit: PAGE });
+      page.catch(() => {}); // awaited in turn below
+      return page;
+    };
+    const inFlight = [ask(), ask()];
+    for (;;) {
+      const page = await inFlight.shift()!;
+      this.accept(page);
+      if (page.length < PAGE) break; // the end of the log (what is appended later is passed on)
+      inFlight.push(ask());
+    }
+    for (const page of inFlight) this.accept(await page);
+    this.loaded = true;
   }
 
   private take(e: LoggedEvent): void {

@@ -78,18 +78,20 @@ export function trimPrefill(content: readonly Block[]): Block[] {
   return out;
 }
 
-/** The content a tool result is given when it is elided from a request (never in the log). */
-export function elisionNote(originalContent: unknown, seq: number): Block[] {
-  const chars = JSON.stringify(originalContent).length;
+/**
+ * The content a tool result is given when it is elided from a request (never in the log), from
+ * the JSON length of the content it replaces.
+ */
+export function elisionNote(originalChars: number, seq: number): Block[] {
   return [
     {
       type: 'text',
-      text: `[elided from this request to fit the context window: ${chars} characters. Read it again with read_session_events {"from": ${seq}, "to": ${seq}}]`,
+      text: `[elided from this request to fit the context window: ${originalChars} characters. Read it again with read_session_events {"from": ${seq}, "to": ${seq}}]`,
     },
   ];
 }
 
-/** Tokens an elision saves: the result's content against its note. */
-export function elisionSaving(originalContent: unknown, note: Block[]): number {
-  return estimateTokens(originalContent) - estimateTokens(note);
+/** Tokens an elision saves: the result's content (by its JSON length) against its note. */
+export function elisionSaving(originalChars: number, note: Block[]): number {
+  return tokensOfChars(originalChars) - estimateTokens(note);
 }

@@ -24,14 +24,17 @@ describe('a warm brain', () => {
     t.host.log.getEvents = vi.fn((id: string, slice: EventSlice = {}) => {
       // The test's own polling reads everything at once, the hand registry reads hand events
       // once per session; a brain reads from a position.
-      if (slice.after !== undefined && !slice.types) reads.push(slice);
+      if ((slice.after !== undefined || slice.from !== undefined) && !slice.types) reads.push(slice);
       return getEvents(id, slice);
     });
     const id = t.newSession('one');
     await t.settled(id);
     const pid = t.host.brains!.pidOf(id);
-    // The fresh brain read the log once (a short log: one page).
-    expect(reads).toEqual([{ after: 0, limit: 2000 }]);
+    // The fresh brain read the log once (a short log: the first two pages, asked for together).
+    expect(reads).toEqual([
+      { from: 1, to: 1000, limit: 1000 },
+      { from: 1001, to: 2000, limit: 1000 },
+    ]);
     reads.length = 0;
     t.host.log.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'two' }] });
     const events = await t.settled(id);
