@@ -4,6 +4,8 @@ import { AgentStore } from './catalog/agents';
 import { EnvironmentStore } from './catalog/environments';
 import { createUiService, type UiService } from './api/ui-service';
 import { lockDataDir } from './data-lock';
+import { resolveWorkRoot, secureDataDir } from './data-dir';
+import { killOrphanGroups } from './hands/pgroups';
 import { openDatabase } from './session/db';
 import { listSessionIds } from './session/list';
 import { SessionLog } from './session/store';
@@ -29,6 +31,12 @@ export interface HostOptions {
   handKinds?: Record<string, RemoteHandKind<any>>;
   /** Who this host is, for the error another host gets on the same data folder. */
   what?: string;
+  /** Per-session work folders (default: `CORRAL_WORK_ROOT`, else beside the data folder; see data-dir.ts). */
+  workRoot?: string;
+  /** Further folders `local` environments may name as working_dir. */
+  allowedWorkRoots?: string[];
+  /** `false` runs local hands without the sandbox, on purpose (default: on unless CORRAL_SANDBOX=off). */
+  sandbox?: boolean;
 }
 
 /**
@@ -59,6 +67,9 @@ export function createHost(opts: HostOptions): Host {
 }
 
 function composeHost(opts: HostOptions, unlock: () => void): Host {
+  // Private files from here on, and no command left running by a host that died.
+  secureDataDir(opts.dataDir);
+  killOrphanGroups(opts.dataDir);
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
   const log = new SessionLog(db);
   let brains: BrainSupervisor | undefined;
@@ -70,7 +81,15 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   });
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
+  const hands = new HandRegistry({
+    log,
+    environments,
+    dataDir: opts.dataDir,
+    workRoot: opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir),
+    allowedWorkRoots: opts.allowedWorkRoots,
+    sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
+    kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
+  });
   brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
   brains?.start();
   return {

@@ -7,20 +7,27 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreateApiKey } from './api/http/auth';
 import { startServer } from './api/http/server';
-import { resolveDataDir } from './data-dir';
+import { resolveDataDir, resolveWorkRoot } from './data-dir';
 import { createHost } from './host';
 
 function usage(message?: string): never {
   if (message) console.error(`corral serve: ${message}`);
-  console.error('usage: npm run serve -- [--port P] [--data DIR] [--host ADDR]');
+  console.error('usage: npm run serve -- [--port P] [--data DIR] [--host ADDR] [--work-root DIR] [--no-sandbox]');
   process.exit(2);
 }
 
 async function main(): Promise<void> {
-  let values: { port?: string; data?: string; host?: string; help?: boolean };
+  let values: { port?: string; data?: string; host?: string; 'work-root'?: string; 'no-sandbox'?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({
-      options: { port: { type: 'string' }, data: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        port: { type: 'string' },
+        data: { type: 'string' },
+        host: { type: 'string' },
+        'work-root': { type: 'string' },
+        'no-sandbox': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
     }));
   } catch (err) {
@@ -30,7 +37,13 @@ async function main(): Promise<void> {
   const port = Number(values.port ?? process.env.CORRAL_PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port must be 0-65535, got '${values.port}'`);
   const dataDir = resolveDataDir(values.data);
-  const host = createHost({ dataDir, brains: true, what: 'corral serve' });
+  const host = createHost({
+    dataDir,
+    brains: true,
+    what: 'corral serve',
+    workRoot: resolveWorkRoot(values['work-root'], dataDir),
+    ...(values['no-sandbox'] ? { sandbox: false } : {}),
+  });
   const { key, source } = loadOrCreateApiKey(dataDir);
   const here = path.dirname(fileURLToPath(import.meta.url));
   const server = await startServer(host, {

@@ -14,7 +14,7 @@ export interface TestServer {
 
 export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string } = {}): Promise<TestServer> {
   const dataDir = tmpDir();
-  const host = createHost({ dataDir });
+  const host = createHost({ dataDir, workRoot: tmpDir('corral-work-') });
   const apiKey = 'test-key-123';
   const server = await startServer(host, {
     port: 0,

@@ -63,7 +63,7 @@ export function readTool(work: WorkDir, input: Record<string, unknown>): ToolOut
   const abs = work.resolve(filePath);
   const st = openable(abs, filePath, 'read');
   if (!(st instanceof fs.Stats)) return st;
-  const buf = fs.readFileSync(abs);
+  const buf = work.readFile(abs);
   if (looksBinary(buf)) {
     return errorOutcome(`${filePath} looks like a binary file (it has NUL bytes), so it is not shown as text. Inspect it with bash (e.g. file, xxd | head).`, { bytes: buf.length });
   }
@@ -96,7 +96,7 @@ export function writeTool(work: WorkDir, input: Record<string, unknown>): ToolOu
   }
   if (previous?.isDirectory()) return errorOutcome(`${filePath} is a directory; give the path of a file to write.`);
   fs.mkdirSync(path.dirname(abs), { recursive: true });
-  fs.writeFileSync(abs, content);
+  work.writeFile(abs, content);
   const bytes = Buffer.byteLength(content);
   const what = previous ? `replaced its previous ${previous.size.toLocaleString('en-US')} bytes` : 'new file';
   return {
@@ -145,13 +145,13 @@ export function editTool(work: WorkDir, input: Record<string, unknown>): ToolOut
   const abs = work.resolve(filePath);
   const st = openable(abs, filePath, 'edit');
   if (!(st instanceof fs.Stats)) return st;
-  const buf = fs.readFileSync(abs);
+  const buf = work.readFile(abs);
   if (looksBinary(buf)) return errorOutcome(`${filePath} looks like a binary file (it has NUL bytes); edit works on text files only.`);
   const text = buf.toString('utf8');
   const applied = applyEdit(text, edit);
   if ('content' in applied) return applied;
   const { updated, count, first } = applied;
-  fs.writeFileSync(abs, updated);
+  work.writeFile(abs, updated);
 
   // Show the edited region (around the first replacement) so the model can check it.
   const lines = splitLines(updated);

@@ -185,7 +185,7 @@ export function grepTool(work: WorkDir, input: Record<string, unknown>): ToolOut
         skippedLarge++;
         continue;
       }
-      buf = fs.readFileSync(file);
+      buf = work.readFile(file);
     } catch {
       continue;
     }
