@@ -152,7 +152,9 @@ export async function wrap(
   const custom: Partial<SandboxRuntimeConfig> = {
     filesystem: {
       denyRead: [...deniedSecretPaths(), ...opts.policy.denyRead],
-      allowRead: [],
+      // Readable again inside a denied root (the work root): needed on macOS, where a write
+      // allowance does not lift a read denial; on Linux the write binds already do.
+      allowRead: [opts.workDir, opts.tmpDir],
       allowWrite: [opts.workDir, opts.tmpDir],
       denyWrite: [],
     },
