@@ -81,7 +81,7 @@ export function sandboxPolicy(places: LocalPlaces, config: LocalConfig): Sandbox
 export function describeLocal(workDir: string, state: SandboxState | undefined): string {
   const base = `this machine, folder ${workDir}`;
   if (!state) return base;
-  if (state.enabled) return `${base} (sandboxed: only this folder is writable, the host's data and secret stores are hidden, ${state.network})`;
+  if (state.enabled) return `${base} (sandboxed: writes only here, ${state.network})`;
   return `${base} (NOT sandboxed: ${state.reason})`;
 }
 

@@ -195,7 +195,11 @@ export const PACKAGE_MANAGER_HOSTS: readonly string[] = [
   'github.com', 'codeload.github.com', 'objects.githubusercontent.com', 'raw.githubusercontent.com',
 ];
 
-/** How the network looks from inside, in words. */
+/** How the network looks from inside, in a few words. */
 export function describeNetwork(policy: SandboxPolicy): string {
-  return policy.allowedHosts.length === 0 ? 'no network' : `network only to ${policy.allowedHosts.join(', ')} (through a proxy)`;
+  if (policy.allowedHosts.length === 0) return 'no network';
+  const registries = PACKAGE_MANAGER_HOSTS.every((h) => policy.allowedHosts.includes(h));
+  const others = policy.allowedHosts.filter((h) => !registries || !PACKAGE_MANAGER_HOSTS.includes(h));
+  const parts = [...(registries ? ['package registries and GitHub'] : []), ...(others.length <= 4 ? others : [`${others.length} allowed hosts`])];
+  return `network only to ${parts.join(', ')}, through a proxy`;
 }
