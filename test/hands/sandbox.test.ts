@@ -3,7 +3,7 @@
  * namespace, the proxy's allow list, and what a command can and cannot touch. Linux only (CI
  * runs Debian as root, where bubblewrap makes its user namespace itself).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -39,6 +39,31 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     expect(await h.sandboxState()).toEqual({ enabled: true, network: 'no network' });
     const off = hand({ workDir: tmpDir(), sandbox: false, sandboxOffReason: 'turned off for the test' });
     expect(await off.sandboxState()).toEqual({ enabled: false, reason: 'turned off for the test', on_purpose: true });
+  });
+
+  it('where no sandbox can run, the hand says so in hand.ready, its description and the bash tool, and in the log', () => {
+    // A PATH without bubblewrap, socat and ripgrep.
+    const bin = tmpDir('corral-bin-');
+    for (const b of ['bash', 'sh', 'env', 'cat', 'echo']) fs.symlinkSync(execFileSync('bash', ['-c', `command -v ${b}`], { encoding: 'utf8' }).trim(), path.join(bin, b));
+    const script = `
+      import { createHost } from '${path.resolve(__dirname, '../../main/host.ts')}';
+      const host = createHost({ dataDir: '${tmpDir()}', workRoot: '${tmpDir('corral-work-')}' });
+      const env = host.environments.create({ name: 'l', config: { type: 'local' }, metadata: {}, description: null });
+      const { session } = host.log.createSession({ environment_id: env.id, record: { agent: { model: { id: 'm' } } } });
+      const r = await host.hands.execute(session.id, undefined, 'bash', { command: 'echo ran' });
+      const ready = host.log.getEvents(session.id, { types: ['hand.ready'], limit: 1 })[0];
+      console.log(JSON.stringify({ content: r.content, ready, list: host.hands.list(session.id) }));
+      await host.close();
+      process.exit(0);`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { PATH: bin, HOME: tmpDir() }, timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+    expect(out.content).toBe('ran\n[exit code 0]');
+    expect(out.ready).toMatchObject({ sandbox: { enabled: false, on_purpose: false, reason: expect.stringMatching(/bubblewrap/) } });
+    expect(out.ready.description).toMatch(/NOT sandboxed: .*bubblewrap/);
+    expect(out.list[0].description).toMatch(/NOT sandboxed/);
+    expect(out.list[0].notice).toMatch(/WITHOUT a sandbox/);
+    expect(r.stderr).toMatch(/WITHOUT a sandbox/);
   });
 
   it('writes only the work folder and its own TMPDIR, inside a denied root', async () => {
