@@ -42,3 +42,52 @@ function statOf(p: string): fs.Stats | undefined {
     throw err;
   }
 }
+
+/**
+ * Where per-session work folders go by default: `~/Corral/work` for the default data folder;
+ * beside any other data folder (`DIR-work`), so that a data folder of its own (tests, a second
+ * profile) gets work folders of its own. Never inside the data folder.
+ */
+export function defaultWorkRoot(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const data = path.resolve(dataDir);
+  if (data === path.resolve(defaultDataDir(env))) return path.join(os.homedir(), 'Corral', 'work');
+  return `${data}-work`;
+}
+
+/** `--work-root DIR`, else `CORRAL_WORK_ROOT`, else the default for the data folder. */
+export function resolveWorkRoot(flag: string | undefined, dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(flag ?? env.CORRAL_WORK_ROOT ?? defaultWorkRoot(dataDir, env));
+}
+
+/**
+ * Makes the data folder private at host start: files created from now on are 0600 and folders
+ * 0700 (umask 077), and what an older version left readable by others is made private (the
+ * folder 0700; group and other permissions removed from everything in it, the owner's kept).
+ */
+export function secureDataDir(dataDir: string): void {
+  process.umask(0o077);
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const fix = (p: string, st: fs.Stats) => {
+    if ((st.mode & 0o077) !== 0) fs.chmodSync(p, st.mode & 0o7700);
+  };
+  fix(dataDir, fs.statSync(dataDir));
+  const walk = (dir: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isSymbolicLink()) continue; // its mode is the target's: never follow out of the folder
+      try {
+        fix(p, fs.lstatSync(p));
+      } catch {
+        continue;
+      }
+      if (e.isDirectory() && depth < 8) walk(p, depth + 1);
+    }
+  };
+  walk(dataDir, 0);
+}

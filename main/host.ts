@@ -2,6 +2,8 @@ import path from 'node:path';
 import { AgentStore } from './catalog/agents';
 import { EnvironmentStore } from './catalog/environments';
 import { lockDataDir } from './data-lock';
+import { resolveWorkRoot, secureDataDir } from './data-dir';
+import { killOrphanGroups } from './hands/pgroups';
 import { openDatabase } from './session/db';
 import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
@@ -33,6 +35,12 @@ export interface HostOptions {
    * (`createLogger`); default silent, so tests stay quiet.
    */
   logger?: Logger;
+  /** Per-session work folders (default: `CORRAL_WORK_ROOT`, else beside the data folder; see data-dir.ts). */
+  workRoot?: string;
+  /** Further folders `local` environments may name as working_dir. */
+  allowedWorkRoots?: string[];
+  /** `false` runs local hands without the sandbox, on purpose (default: on unless CORRAL_SANDBOX=off). */
+  sandbox?: boolean;
 }
 
 /**
@@ -63,13 +71,25 @@ export function createHost(opts: HostOptions): Host {
 }
 
 function composeHost(opts: HostOptions, unlock: () => void): Host {
+  // Private files from here on, and no command left running by a host that died.
+  secureDataDir(opts.dataDir);
+  killOrphanGroups(opts.dataDir);
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
   const logger = opts.logger ?? silentLogger();
   const log = new SessionLog(db);
   const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir), logger });
+  const hands = new HandRegistry({
+    log,
+    environments,
+    dataDir: opts.dataDir,
+    workRoot: opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir),
+    allowedWorkRoots: opts.allowedWorkRoots,
+    sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
+    kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
+    logger,
+  });
   const brains = opts.brains ? new BrainSupervisor({ log, hands, logger, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
   brains?.start();
   logger.info({ data_dir: opts.dataDir, brains: Boolean(brains) }, 'host started');

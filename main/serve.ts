@@ -13,7 +13,7 @@ import { bindServer, type BoundServer } from './api/http/server';
 import { modelEndpoint } from './cli/model-endpoint';
 import { DEFAULT_PORT, serveHelp } from './cli/serve-help';
 import { listenProblem } from './cli/start-errors';
-import { dataDirProblem, resolveDataDir } from './data-dir';
+import { dataDirProblem, resolveDataDir, resolveWorkRoot } from './data-dir';
 import { createHost, type Host } from './host';
 import { createLogger, levelFromEnv, logFileOf } from './logging/logger';
 import { CORRAL_VERSION } from './version';
@@ -28,13 +28,15 @@ class StartError extends Error {
   }
 }
 
-function parseFlags(): { port?: string; data?: string; host?: string; help?: boolean; version?: boolean } {
+function parseFlags(): { port?: string; data?: string; host?: string; 'work-root'?: string; 'no-sandbox'?: boolean; help?: boolean; version?: boolean } {
   try {
     return parseArgs({
       options: {
         port: { type: 'string' },
         data: { type: 'string' },
         host: { type: 'string' },
+        'work-root': { type: 'string' },
+        'no-sandbox': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -71,7 +73,14 @@ async function main(): Promise<void> {
   let host: Host;
   const logger = createLogger({ dataDir, stderr: true, level: levelFromEnv(process.env.CORRAL_LOG_LEVEL), format: process.env.CORRAL_LOG_FORMAT === 'json' ? 'json' : 'text' });
   try {
-    host = createHost({ dataDir, brains: true, what: 'corral serve', logger });
+    host = createHost({
+      dataDir,
+      brains: true,
+      what: 'corral serve',
+      logger,
+      workRoot: resolveWorkRoot(flags['work-root'], dataDir),
+      ...(flags['no-sandbox'] ? { sandbox: false } : {}),
+    });
   } catch (err) {
     await server.close();
     throw new StartError((err as Error).message);

@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brainEnv } from '../child-env';
 import type { HandRegistry } from '../hands/registry';
 import type { Logger } from '../logging/logger';
 import type { SessionLog } from '../session/store';
@@ -292,7 +293,8 @@ function defaultSpawn(sessionId: string): BrainChild {
 
 /** Forks a brain entry file for a session (also used to run the built entry from source). */
 export function forkBrain(entry: string, sessionId: string, execArgv: string[] = []): BrainChild {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // An allowlist (child-env.ts): the host's other variables, its API key among them, stay out.
+  const env: NodeJS.ProcessEnv = brainEnv();
   // Inside Electron, fork runs the Electron binary: make it behave as Node.
   if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
   const child = fork(entry, [sessionId], {

@@ -20,6 +20,8 @@ export function serveSettings(): ServeSetting[] {
   return [
     { flag: '--port P', env: 'CORRAL_PORT', default: String(DEFAULT_PORT), what: 'port to listen on (0 picks a free one)' },
     { flag: '--data DIR', env: 'CORRAL_DATA', default: defaultDataDir(), what: 'data folder: database, API key, logs, work folders' },
+    { flag: '--work-root DIR', env: 'CORRAL_WORK_ROOT', default: '~/Corral/work (or DATA-work beside a --data folder)', what: "sessions' work folders on this machine (kept outside the data folder)" },
+    { flag: '--no-sandbox', env: 'CORRAL_SANDBOX', default: 'on', what: 'the flag, or off: run local commands without the sandbox, on purpose (hands say so)' },
     { flag: '--host ADDR', default: '127.0.0.1', what: 'address to listen on; any other than loopback is reachable from the network' },
     { env: 'CORRAL_API_KEY', default: 'made at first start, kept in DATA/api-key', what: 'the key clients send as x-api-key or Authorization: Bearer' },
     { env: 'ANTHROPIC_API_KEY', default: 'none (sessions then stop with an error)', what: 'the model API key the brains use' },
@@ -36,6 +38,7 @@ export function serveSettings(): ServeSetting[] {
     { env: 'XDG_RUNTIME_DIR', default: 'unset', what: "where a rootless Podman's socket is looked for" },
     { env: 'SSH_AUTH_SOCK', default: 'unset', what: 'ssh-agent for ssh hands (and docker over ssh://)' },
     { env: 'ANDROID_ADB_SERVER_PORT', default: '5037', what: 'adb server port for adb hands without adb_port' },
+    { env: 'PATH', default: 'inherited', what: "where the sandbox's bwrap, socat and rg are found; passed on to commands (with HOME, USER, LANG, TERM, SHELL, TMPDIR)" },
     { env: 'XDG_CONFIG_HOME', default: '~/.config', what: 'parent of the default data folder on Linux' },
   ];
 }

@@ -10,8 +10,9 @@ const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
  * whole string at once on the calling thread (50–100 ms for 64 MiB here); this never holds the
  * host's event loop longer than one slice takes. Same bytes as writeFile.
  */
-export async function writeTextFile(file: string, text: string, sliceChars: number = SLICE_CHARS): Promise<void> {
-  const handle = await fs.open(file, 'w');
+export async function writeTextFile(file: string, text: string, sliceChars: number = SLICE_CHARS, mode = 0o600): Promise<void> {
+  // Private by default (the outputs are transcripts), whatever the umask.
+  const handle = await fs.open(file, 'w', mode);
   try {
     for (let start = 0; start < text.length; ) {
       let end = Math.min(text.length, start + sliceChars);

@@ -30,7 +30,9 @@ export async function startBrainHost(script: Script = [], opts: { retryBaseMs?: 
   process.env.CORRAL_RETRY_MAX_MS = '200';
   process.env.CORRAL_MODEL_RETRIES = String(opts.retries ?? 3);
   const dataDir = opts.dataDir ?? tmpDir();
-  let host = createHost({ dataDir, brains: true, ...opts.hostOptions });
+  // Work folders in a scratch folder of their own (the default is beside the data folder).
+  const workRoot = opts.hostOptions?.workRoot ?? tmpDir('corral-work-');
+  let host = createHost({ dataDir, brains: true, ...opts.hostOptions, workRoot });
   const env = host.environments.create({ name: 'local', config: { type: 'local' }, metadata: {}, description: null });
 
   const t: BrainTestHost = {
@@ -81,7 +83,7 @@ export async function startBrainHost(script: Script = [], opts: { retryBaseMs?: 
       await host.close();
     },
     async restartHost() {
-      host = createHost({ dataDir, brains: true, ...opts.hostOptions });
+      host = createHost({ dataDir, brains: true, ...opts.hostOptions, workRoot });
     },
     async close() {
       await host.close().catch(() => {});

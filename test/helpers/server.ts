@@ -15,7 +15,7 @@ export interface TestServer {
 
 export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; logger?: Logger; stallMs?: number } = {}): Promise<TestServer> {
   const dataDir = tmpDir();
-  const host = createHost({ dataDir, logger: opts.logger });
+  const host = createHost({ dataDir, logger: opts.logger, workRoot: tmpDir('corral-work-') });
   const apiKey = 'test-key-123';
   const server = await startServer(host, {
     port: 0,

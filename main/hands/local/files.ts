@@ -43,8 +43,8 @@ export async function readTool(work: WorkDir, input: Record<string, unknown>): P
   const st = await openable(abs, filePath, 'read');
   if ('isError' in st) return st;
   const text = { filePath, shown: work.display(abs), range };
-  if (st.size > OFF_LOOP_BYTES) return runOffLoop('text', { kind: 'read', abs, text });
-  return readOutcome(await fs.readFile(abs), text);
+  if (st.size > OFF_LOOP_BYTES) return runOffLoop('text', { kind: 'read', workDir: work.dir, abs, text });
+  return readOutcome(await work.readFileAsync(abs), text);
 }
 
 export async function writeTool(work: WorkDir, input: Record<string, unknown>): Promise<ToolOutcome> {
@@ -54,7 +54,7 @@ export async function writeTool(work: WorkDir, input: Record<string, unknown>): 
   const previous = await fs.stat(abs).catch(() => undefined);
   if (previous?.isDirectory()) return errorOutcome(`${filePath} is a directory; give the path of a file to write.`);
   await fs.mkdir(path.dirname(abs), { recursive: true });
-  await fs.writeFile(abs, content);
+  await work.writeFileAsync(abs, content);
   const bytes = Buffer.byteLength(content);
   const what = previous ? `replaced its previous ${previous.size.toLocaleString('en-US')} bytes` : 'new file';
   return {
@@ -70,8 +70,8 @@ export async function editTool(work: WorkDir, input: Record<string, unknown>): P
   const st = await openable(abs, edit.filePath, 'edit');
   if ('isError' in st) return st;
   const text = { ...edit, shown: work.display(abs) };
-  if (st.size > OFF_LOOP_BYTES) return runOffLoop('text', { kind: 'edit', abs, text });
-  const { outcome, updated } = editOutcome(await fs.readFile(abs), text);
-  if (updated) await fs.writeFile(abs, updated);
+  if (st.size > OFF_LOOP_BYTES) return runOffLoop('text', { kind: 'edit', workDir: work.dir, abs, text });
+  const { outcome, updated } = editOutcome(await work.readFileAsync(abs), text);
+  if (updated) await work.writeFileAsync(abs, updated);
   return outcome;
 }

@@ -76,7 +76,7 @@ export function scanGrep(job: GrepScan): ToolOutcome {
         skippedLarge++;
         continue;
       }
-      buf = fs.readFileSync(file);
+      buf = work.readFile(file);
     } catch {
       continue;
     }

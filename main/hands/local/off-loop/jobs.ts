@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { WorkDir } from '../paths';
 import type { ToolOutcome } from '../../types';
 import { editOutcome, readOutcome, type EditText, type ReadText } from '../file-text';
 import { scanGlob, scanGrep, type GlobScan, type GrepScan } from '../search-scan';
@@ -6,6 +6,8 @@ import { scanGlob, scanGrep, type GlobScan, type GrepScan } from '../search-scan
 /** A read of a large file, done whole on a worker. */
 export interface ReadJob {
   kind: 'read';
+  /** The work folder: what is opened is checked again to lie inside it. */
+  workDir: string;
   /** Real absolute path, already checked to be inside the work folder. */
   abs: string;
   text: ReadText;
@@ -14,6 +16,7 @@ export interface ReadJob {
 /** An edit of a large file, done whole (read, replace, write) on a worker. */
 export interface EditJob {
   kind: 'edit';
+  workDir: string;
   abs: string;
   text: EditText;
 }
@@ -29,10 +32,11 @@ export function runJob(job: OffLoopJob): ToolOutcome {
     case 'grep':
       return scanGrep(job);
     case 'read':
-      return readOutcome(fs.readFileSync(job.abs), job.text);
+      return readOutcome(new WorkDir(job.workDir).readFile(job.abs), job.text);
     case 'edit': {
-      const { outcome, updated } = editOutcome(fs.readFileSync(job.abs), job.text);
-      if (updated) fs.writeFileSync(job.abs, updated);
+      const work = new WorkDir(job.workDir);
+      const { outcome, updated } = editOutcome(work.readFile(job.abs), job.text);
+      if (updated) work.writeFile(job.abs, updated);
       return outcome;
     }
   }
