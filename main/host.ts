@@ -2,6 +2,8 @@ import path from 'node:path';
 import { AgentStore } from './catalog/agents';
 import { EnvironmentStore } from './catalog/environments';
 import { lockDataDir } from './data-lock';
+import { resolveWorkRoot, secureDataDir } from './data-dir';
+import { killOrphanGroups } from './hands/pgroups';
 import { openDatabase } from './session/db';
 import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
@@ -12,6 +14,8 @@ import { dockerHandKind } from './hands/docker';
 import { sshHandKindWithTrustStore } from './hands/ssh';
 import { redactingHands, redactingLog, startHostVault, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
+import { silentLogger, type Logger } from './logging/logger';
+import { logSessionLifecycle } from './logging/session-lifecycle';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -34,6 +38,17 @@ export interface HostOptions {
    * with the OS keychain (`keyWrapper`).
    */
   vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper };
+  /**
+   * Where the host logs requests, session lifecycles, brain and hand failures
+   * (`createLogger`); default silent, so tests stay quiet.
+   */
+  logger?: Logger;
+  /** Per-session work folders (default: `CORRAL_WORK_ROOT`, else beside the data folder; see data-dir.ts). */
+  workRoot?: string;
+  /** Further folders `local` environments may name as working_dir. */
+  allowedWorkRoots?: string[];
+  /** `false` runs local hands without the sandbox, on purpose (default: on unless CORRAL_SANDBOX=off). */
+  sandbox?: boolean;
 }
 
 /**
@@ -42,6 +57,8 @@ export interface HostOptions {
  */
 export interface Host {
   readonly dataDir: string;
+  /** The host's own log (pino), not to be confused with `log`, the session log. */
+  readonly logger: Logger;
   readonly log: SessionLog;
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
@@ -66,18 +83,33 @@ export function createHost(opts: HostOptions): Host {
 }
 
 function composeHost(opts: HostOptions, unlock: () => void): Host {
+  // Private files from here on, and no command left running by a host that died.
+  secureDataDir(opts.dataDir);
+  killOrphanGroups(opts.dataDir);
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
+  const logger = opts.logger ?? silentLogger();
   const log = new SessionLog(db);
+  const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
   const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
-  const hands = new HandRegistry({ log: writerLog, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
+  const hands = new HandRegistry({
+    log: writerLog,
+    environments,
+    dataDir: opts.dataDir,
+    workRoot: opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir),
+    allowedWorkRoots: opts.allowedWorkRoots,
+    sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
+    kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
+    logger,
+  });
   const brains = opts.brains
     ? new BrainSupervisor({
         log: writerLog,
         hands: redactingHands(hands, secrets.vault),
+        logger,
         redactDelta: (sessionId, delta) => secrets.vault.redactDelta(sessionId, delta),
         ...(typeof opts.brains === 'object' ? opts.brains : {}),
       })
@@ -89,8 +121,10 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   void Promise.allSettled([secrets.vault.ready, secrets.modelProxy.listening]).then(() => {
     if (!closed) brains?.start();
   });
+  logger.info({ data_dir: opts.dataDir, brains: Boolean(brains) }, 'host started');
   return {
     dataDir: opts.dataDir,
+    logger,
     log,
     agents,
     environments,
@@ -104,7 +138,9 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
         await brains?.stop();
         await hands.disposeAll();
         await secrets.close();
+        stopLifecycleLog();
         log.close();
+        logger.info('host stopped');
       } finally {
         unlock();
       }

@@ -33,6 +33,7 @@ const MAY_NOT_IMPORT: Record<string, string[]> = {
   brain: ['api', 'shell', 'host'],
   vault: ['brain', 'api', 'shell', 'host'],
   host: ['api', 'shell'],
+  logging: ['catalog', 'hands', 'brain', 'api', 'shell', 'host', 'vault'],
 };
 
 /** Imports that break MAY_NOT_IMPORT, as `file -> target`. */

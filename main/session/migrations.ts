@@ -78,7 +78,38 @@ export const migrations: ReadonlyArray<(db: Database) => void> = [
       CREATE INDEX environments_created ON environments(created_at, id);
     `);
   },
-  // 2: the vault. Secrets are sealed (AES-256-GCM) by main/vault before they get here: the
+  // 2: events become a rowid table with (session_id, seq) as a unique index. In the WITHOUT
+  // ROWID table of migration 1 an event's body was part of its primary-key entry, and SQLite
+  // reads a whole overflowing entry to compare keys: every seek that passed a 4 MiB event read
+  // 4 MiB (about 1 ms), even `max(seq)`. Now the key b-trees hold keys only.
+  (db) => {
+    db.exec(`
+      CREATE TABLE events_v2 (
+        session_id   TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        id           TEXT NOT NULL,
+        type         TEXT NOT NULL,
+        processed_at TEXT NOT NULL,
+        idem_key     TEXT,
+        body         TEXT NOT NULL
+      );
+      INSERT INTO events_v2 (session_id, seq, id, type, processed_at, idem_key, body)
+        SELECT session_id, seq, id, type, processed_at, idem_key, body FROM events ORDER BY session_id, seq;
+      DROP TABLE events;
+      ALTER TABLE events_v2 RENAME TO events;
+      CREATE UNIQUE INDEX events_position ON events(session_id, seq);
+      CREATE UNIQUE INDEX events_id ON events(id);
+      CREATE UNIQUE INDEX events_idem ON events(session_id, idem_key) WHERE idem_key IS NOT NULL;
+      CREATE INDEX events_type ON events(session_id, type, seq);
+
+      CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+      BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be changed'); END;
+      CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+      WHEN NOT EXISTS (SELECT 1 FROM event_purge_grants g WHERE g.session_id = OLD.session_id)
+      BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be removed'); END;
+    `);
+  },
+  // 3: the vault. Secrets are sealed (AES-256-GCM) by main/vault before they get here: the
   // `secret` column holds ciphertext only; `record` holds what the API shows (never a value).
   (db) => {
     db.exec(`

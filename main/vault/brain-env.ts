@@ -1,3 +1,5 @@
+import { brainEnv } from '../child-env';
+
 /**
  * The environment a brain process starts with. It holds no secret: names that look like one
  * (keys, tokens, passwords, passphrases) and the ssh-agent socket are left out, and the model
@@ -25,8 +27,11 @@ export function registerBrainEnvProvider(p: BrainEnvProvider): () => void {
 /** Environment variables never passed to a brain. */
 export const BRAIN_SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSPHRASE|CREDENTIAL|^SSH_AUTH_SOCK$/i;
 
-/** The environment to fork a session's brain with, and what to call when it exits. */
-export function brainEnvironment(sessionId: string, base: NodeJS.ProcessEnv = process.env): { env: NodeJS.ProcessEnv; release: () => void } {
+/**
+ * The environment to fork a session's brain with, and what to call when it exits: the host's
+ * allowlisted variables (child-env.ts), less anything named like a secret, plus the capability.
+ */
+export function brainEnvironment(sessionId: string, base: NodeJS.ProcessEnv = brainEnv()): { env: NodeJS.ProcessEnv; release: () => void } {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(base)) if (value !== undefined && !BRAIN_SECRET_NAME.test(name)) env[name] = value;
   for (const p of providers) {

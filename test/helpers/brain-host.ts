@@ -43,7 +43,9 @@ export async function startBrainHost(
   process.env.CORRAL_RETRY_MAX_MS = '200';
   process.env.CORRAL_MODEL_RETRIES = String(opts.retries ?? 3);
   const dataDir = opts.dataDir ?? tmpDir();
-  let host = createHost({ dataDir, brains: true, ...opts.hostOptions });
+  // Work folders in a scratch folder of their own (the default is beside the data folder).
+  const workRoot = opts.hostOptions?.workRoot ?? tmpDir('corral-work-');
+  let host = createHost({ dataDir, brains: true, ...opts.hostOptions, workRoot });
   const env = host.environments.create({ name: 'local', config: { type: 'local' }, metadata: {}, description: null });
 
   const t: BrainTestHost = {
@@ -94,7 +96,7 @@ export async function startBrainHost(
       await host.close();
     },
     async restartHost() {
-      host = createHost({ dataDir, brains: true, ...opts.hostOptions });
+      host = createHost({ dataDir, brains: true, ...opts.hostOptions, workRoot });
     },
     async close() {
       await host.close().catch(() => {});
