@@ -50,6 +50,8 @@ const BRAIN_ENV_NAMES = [
   'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'NODE_V8_COVERAGE',
   'ELECTRON_RUN_AS_NODE',
   'CORRAL_MODEL_RETRIES', 'CORRAL_RETRY_BASE_MS', 'CORRAL_RETRY_MAX_MS', 'CORRAL_BRAIN_LINGER_MS',
+  // Not a secret; the vault's model proxy replaces it with its own address for brains it serves.
+  'ANTHROPIC_BASE_URL',
   // Windows cannot start a process (or open a socket) without these.
   'SystemRoot', 'SYSTEMROOT', 'windir', 'ComSpec', 'PATHEXT', 'TEMP', 'TMP', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA',
 ] as const;

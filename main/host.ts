@@ -69,6 +69,8 @@ export interface Host {
   readonly modelProxy: ModelProxy;
   /** Present when the host runs brains. */
   readonly brains?: BrainSupervisor;
+  /** Settles once brains run (they wait for the vault's key and the model proxy). */
+  readonly started: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -118,7 +120,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   // Brains start once the model proxy listens (their capability names its port) and the key
   // is open; sessions with input that arrived meanwhile are found by start() itself.
   let closed = false;
-  void Promise.allSettled([secrets.vault.ready, secrets.modelProxy.listening]).then(() => {
+  const started = Promise.allSettled([secrets.vault.ready, secrets.modelProxy.listening]).then(() => {
     if (!closed) brains?.start();
   });
   logger.info({ data_dir: opts.dataDir, brains: Boolean(brains) }, 'host started');
@@ -132,6 +134,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     vault: secrets.vault,
     modelProxy: secrets.modelProxy,
     brains,
+    started,
     close: async () => {
       closed = true;
       try {

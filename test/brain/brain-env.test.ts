@@ -1,7 +1,7 @@
 /**
- * A brain process gets an allowlisted environment: what it needs to run and its knobs, the
- * model's key and base URL (until model calls move behind the host), and nothing else of the
- * host's — not the API server's key, not whatever the user's shell exported.
+ * A brain process gets an allowlisted environment: what it needs to run and its knobs, and
+ * nothing else of the host's: not the API server's key, not the model's key (the vault gives a
+ * brain a proxy capability instead; test/vault/brain.test.ts), not whatever the user's shell exported.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,9 +17,9 @@ const PLANTED = {
 };
 
 describe('the environments the host hands down', () => {
-  it('brainEnv keeps the knobs and the model settings, and drops everything else', () => {
+  it('brainEnv keeps the knobs and the model URL, and drops everything else, the model key too', () => {
     const env = brainEnv({ ...PLANTED, PATH: '/bin', HOME: '/h', ANTHROPIC_API_KEY: 'model-key', ANTHROPIC_BASE_URL: 'http://m', CORRAL_RETRY_BASE_MS: '5', TSX_TSCONFIG_PATH: 'x' });
-    expect(env).toEqual({ PATH: '/bin', HOME: '/h', ANTHROPIC_API_KEY: 'model-key', ANTHROPIC_BASE_URL: 'http://m', CORRAL_RETRY_BASE_MS: '5', TSX_TSCONFIG_PATH: 'x' });
+    expect(env).toEqual({ PATH: '/bin', HOME: '/h', ANTHROPIC_BASE_URL: 'http://m', CORRAL_RETRY_BASE_MS: '5', TSX_TSCONFIG_PATH: 'x' });
   });
 
   it('commandEnv takes seven names from the host, then the config, which may not set loader variables', () => {
@@ -39,7 +39,9 @@ describe('the environments the host hands down', () => {
         expect(env[k], k).toBeUndefined();
         expect(JSON.stringify(env)).not.toContain(v);
       }
-      expect(env.ANTHROPIC_API_KEY).toBe('model-key-for-the-brain');
+      // No host serves this session: no capability either.
+      expect(env.ANTHROPIC_API_KEY).toBeUndefined();
+      expect(JSON.stringify(env)).not.toContain('model-key-for-the-brain');
     } finally {
       for (const k of Object.keys(PLANTED)) delete process.env[k];
       Object.assign(process.env, saved);

@@ -10,10 +10,11 @@ import { tmpDir } from '../helpers/tmp';
 let host: Host;
 let brains: ReturnType<typeof fakeBrains>;
 let dataDir: string;
-beforeEach(() => {
+beforeEach(async () => {
   brains = fakeBrains();
   dataDir = tmpDir();
   host = createHost({ dataDir, brains: { spawn: brains.spawn, maxRestartsPerMinute: 3 } });
+  await host.started;
 });
 afterEach(() => host.close());
 
@@ -99,6 +100,7 @@ describe('the supervisor', () => {
     await host.close();
     brains = fakeBrains();
     host = createHost({ dataDir, brains: { spawn: brains.spawn } });
+    await host.started;
     expect(brains.made.map((b) => b.sessionId).sort()).toEqual([running, waiting].sort());
     expect(of(idle)).toHaveLength(0);
   });
