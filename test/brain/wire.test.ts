@@ -10,9 +10,10 @@ let host: Host;
 let brains: ReturnType<typeof fakeBrains>;
 const uncaught: unknown[] = [];
 const onUncaught = (err: unknown) => uncaught.push(err);
-beforeEach(() => {
+beforeEach(async () => {
   brains = fakeBrains();
   host = createHost({ dataDir: tmpDir(), brains: { spawn: brains.spawn } });
+  await host.started;
   process.on('uncaughtException', onUncaught);
   process.on('unhandledRejection', onUncaught);
 });

@@ -61,11 +61,12 @@ export function buildTree(root: string, files: number): TreeFacts {
 }
 
 export async function startSearchScenario(opts: { files: number }): Promise<SearchScenario> {
-  const server = await startTestServer();
-  const { host } = server;
   // The tree goes on tmpfs where there is one: written in seconds, and searched without waiting
   // on a disk other work shares (which would only make the old, blocking search look worse).
+  // Outside the host's work root, so the host is told it may be a working_dir.
   const treeDir = fs.mkdtempSync(path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'corral-tree-'));
+  const server = await startTestServer({ allowedWorkRoots: [treeDir] });
+  const { host } = server;
   const local = host.environments.create({ name: 'local', config: { type: 'local' }, metadata: {}, description: null });
   const onTree = host.environments.create({ name: 'tree', config: { type: 'local', working_dir: treeDir }, metadata: {}, description: null });
   const newSession = (title: string, env: { id: string }) =>

@@ -13,9 +13,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; logger?: Logger; stallMs?: number } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; logger?: Logger; stallMs?: number; allowedWorkRoots?: string[] } = {}): Promise<TestServer> {
   const dataDir = tmpDir();
-  const host = createHost({ dataDir, logger: opts.logger, workRoot: tmpDir('corral-work-') });
+  const host = createHost({ dataDir, logger: opts.logger, workRoot: tmpDir('corral-work-'), allowedWorkRoots: opts.allowedWorkRoots });
   const apiKey = 'test-key-123';
   const server = await startServer(host, {
     port: 0,
