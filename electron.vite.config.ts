@@ -33,7 +33,14 @@ const config: UserConfig = {
       // better-sqlite3, zod, ulid … stay external: the native addon cannot be bundled.
       externalizeDeps: true,
       // The brain runs in its own process: a second entry the supervisor forks (brain-entry.js).
-      lib: { entry: { index: resolve(root, 'main/shell/index.ts'), 'brain-entry': resolve(root, 'main/brain/entry.ts') } },
+      // The local hand's worker threads run a third (local-hand-worker.js, see hands/local/off-loop/lanes.ts).
+      lib: {
+        entry: {
+          index: resolve(root, 'main/shell/index.ts'),
+          'brain-entry': resolve(root, 'main/brain/entry.ts'),
+          'local-hand-worker': resolve(root, 'main/hands/local/off-loop/worker.ts'),
+        },
+      },
     },
   },
   preload: {

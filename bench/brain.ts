@@ -3,11 +3,11 @@
  * For N sessions running together (each one user message, then TURNS tool round trips), prints
  * p50/p99 of (model stream end → tool dispatch) and (tool result → next model request), in steady
  * state and during start-up separately, and the largest N whose steady p99 stays within twice the
- * single-session p99. Target (issue 3): ≥ 50.
+ * single-session p99. Target (issue 3): ≥ 50. Then the long-session case (brain-long.ts).
  * Brains run from the built entry (out/main/brain-entry.js), as in the app; it is built first
  * if missing or stale.
  */
-import { fork, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { analyse, hasWork } from '../main/brain/analyse';
 import { forkBrain } from '../main/brain/supervisor';
 import { createHost } from '../main/host';
+import { longSessions } from './brain-long';
+import { startModelProcess, type ModelTiming } from './model-handle';
 import { fmt, percentile } from './stats';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -28,27 +30,6 @@ let TOOL_MS = 0;
 /** Epoch milliseconds with sub-millisecond precision, comparable across processes. */
 const now = () => performance.timeOrigin + performance.now();
 
-interface Timing {
-  session: string;
-  arrived?: number;
-  finished?: number;
-}
-
-/** The model server runs in its own process (see model-process.ts). */
-async function startModelProcess() {
-  const child = fork(path.join(root, 'bench/model-process.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_TURNS: String(TURNS) } });
-  const url = await new Promise<string>((resolve) => child.once('message', (m: { url: string }) => resolve(m.url)));
-  return {
-    url,
-    timings: () =>
-      new Promise<Timing[]>((resolve) => {
-        child.once('message', (m: { timings: Timing[] }) => resolve(m.timings));
-        child.send({ t: 'timings' });
-      }),
-    stop: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.send({ t: 'stop' }))),
-  };
-}
-
 function ensureBuilt(): void {
   const newest = (dir: string): number =>
     Math.max(0, ...fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => fs.statSync(path.join(dir, f)).mtimeMs));
@@ -59,7 +40,7 @@ function ensureBuilt(): void {
 }
 
 async function level(n: number) {
-  const model = await startModelProcess();
+  const model = await startModelProcess(TURNS);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-brain-'));
@@ -106,7 +87,7 @@ async function level(n: number) {
   // The dispatch leg split at the commit of span.model_request_end (ms resolution).
   const toEnd: number[] = [];
   const endToDispatch: number[] = [];
-  const perSession = new Map<string, Timing[]>();
+  const perSession = new Map<string, ModelTiming[]>();
   for (const r of await model.timings()) (perSession.get(r.session) ?? perSession.set(r.session, []).get(r.session)!).push(r);
   // Steady state begins once every brain has made its first WARM round trips: a brain's first
   // round trips run cold code (V8 compiles it lazily), and while brains start, their start-up
@@ -209,11 +190,18 @@ async function main() {
       `Steady: round trips after every brain has made its first ${WARM} (sessions running together). Start-up: the rest — a brain's\n` +
       "first round trips run cold code, and brains starting share the cores with the others. Both are printed; the target uses steady.",
   );
-  const levels = (process.env.BENCH_LEVELS ?? '1,10,25,50,75,100').split(',').map(Number);
-  const toolTimes = (process.env.BENCH_TOOL_MS ?? '0,1000').split(',').map(Number);
-  const results: string[] = [];
-  for (const ms of toolTimes) results.push(`tools ${ms} ms: ${await series(ms, levels)} sessions`);
-  console.log(`\nsummary (target ≥ 50 concurrent sessions): ${results.join('; ')}`);
+  console.log(`load average at start: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
+  // BENCH_LONG=only runs just the long-session case, BENCH_LONG=0 skips it.
+  const long = process.env.BENCH_LONG ?? '1';
+  if (long !== 'only') {
+    const levels = (process.env.BENCH_LEVELS ?? '1,10,25,50,75,100').split(',').map(Number);
+    const toolTimes = (process.env.BENCH_TOOL_MS ?? '0,1000').split(',').map(Number);
+    const results: string[] = [];
+    for (const ms of toolTimes) results.push(`tools ${ms} ms: ${await series(ms, levels)} sessions`);
+    console.log(`\nsummary (target ≥ 50 concurrent sessions): ${results.join('; ')}`);
+  }
+  if (long !== '0') await longSessions(entry, TURNS);
+  console.log(`load average at the end: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
 }
 
 main().catch((err) => {

@@ -13,8 +13,10 @@ import { e2eModel } from './model-script';
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const model = await startModelServer(e2eModel);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-e2e-'));
+  // Work folders live outside the data folder.
+  const workRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-e2e-work-'));
   const apiKey = 'e2e-key-0123456789';
-  const child = spawn('npm', ['run', 'serve', '--', '--port', '0', '--data', dataDir], {
+  const child = spawn('npm', ['run', 'serve', '--', '--port', '0', '--data', dataDir, '--work-root', workRoot], {
     cwd: path.resolve(import.meta.dirname, '..'),
     env: { ...process.env, CORRAL_API_KEY: apiKey, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e-model-key' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -35,6 +37,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.E2E_BASE_URL = url;
   process.env.E2E_API_KEY = apiKey;
   process.env.E2E_DATA = dataDir;
+  process.env.E2E_WORK = workRoot;
   return async () => {
     // npm runs serve in a child: stop the whole group.
     try {
@@ -44,5 +47,6 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     }
     await model.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(workRoot, { recursive: true, force: true });
   };
 }

@@ -79,8 +79,8 @@ test('"create hello.txt and show me it": tool calls and the answer stream into t
   await expect(summary('agent.tool_result', 1)).toContainText(/^hello from corral/);
   await expect(rowsOf(page, 'agent.tool_result').nth(1)).not.toHaveClass(/failed/);
   await expect(rowsOf(page, 'hand.provisioning')).toHaveCount(1);
-  await expect(summary('hand.ready', 0)).toHaveText(/^Hand main ready in \d+(\.\d)? m?s · local · this machine, folder \S+$/);
+  await expect(summary('hand.ready', 0)).toHaveText(/^Hand main ready in \d+(\.\d)? m?s · local · this machine, folder \S+ \(sandboxed: /);
   await expect(summary('span.model_request_end', 0)).toContainText(/^in [\d,]+ · out \d+ · cache read \d+/);
-  const file = path.join(process.env.E2E_DATA!, 'work', session.id, 'hello.txt');
+  const file = path.join(process.env.E2E_WORK!, session.id, 'hello.txt');
   expect(fs.readFileSync(file, 'utf8')).toBe('hello from corral\n');
 });

@@ -44,7 +44,7 @@ test('through serve and client.beta.sessions: "create hello.txt and show me it" 
   expect(ends.every((e) => e.model_usage.input_tokens > 0)).toBe(true);
 
   // A real file, written by the real write tool in the session's work folder.
-  expect(fs.readFileSync(path.join(process.env.E2E_DATA!, 'work', session.id, 'hello.txt'), 'utf8')).toBe('hello from corral\n');
+  expect(fs.readFileSync(path.join(process.env.E2E_WORK!, session.id, 'hello.txt'), 'utf8')).toBe('hello from corral\n');
   const after = await client.beta.sessions.retrieve(session.id);
   expect(after.status).toBe('idle');
   expect(after.usage.output_tokens).toBeGreaterThan(0);

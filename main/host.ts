@@ -2,6 +2,8 @@ import path from 'node:path';
 import { AgentStore } from './catalog/agents';
 import { EnvironmentStore } from './catalog/environments';
 import { lockDataDir } from './data-lock';
+import { resolveWorkRoot, secureDataDir } from './data-dir';
+import { killOrphanGroups } from './hands/pgroups';
 import { openDatabase } from './session/db';
 import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
@@ -10,6 +12,10 @@ import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
 import { dockerHandKind } from './hands/docker';
 import { sshHandKindWithTrustStore } from './hands/ssh';
+import { redactingHands, redactingLog, startHostVault, type Vault, type VaultKeyWrapper } from './vault';
+import type { ModelProxy } from './vault/model-proxy';
+import { silentLogger, type Logger } from './logging/logger';
+import { logSessionLifecycle } from './logging/session-lifecycle';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -26,6 +32,23 @@ export interface HostOptions {
   handKinds?: Record<string, RemoteHandKind<any>>;
   /** Who this host is, for the error another host gets on the same data folder. */
   what?: string;
+  /**
+   * The vault's key: a passphrase (default `CORRAL_VAULT_PASSPHRASE`, taken out of the
+   * environment once read), else the key file `DATA/vault.key`, which the desktop app wraps
+   * with the OS keychain (`keyWrapper`).
+   */
+  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper };
+  /**
+   * Where the host logs requests, session lifecycles, brain and hand failures
+   * (`createLogger`); default silent, so tests stay quiet.
+   */
+  logger?: Logger;
+  /** Per-session work folders (default: `CORRAL_WORK_ROOT`, else beside the data folder; see data-dir.ts). */
+  workRoot?: string;
+  /** Further folders `local` environments may name as working_dir. */
+  allowedWorkRoots?: string[];
+  /** `false` runs local hands without the sandbox, on purpose (default: on unless CORRAL_SANDBOX=off). */
+  sandbox?: boolean;
 }
 
 /**
@@ -34,12 +57,20 @@ export interface HostOptions {
  */
 export interface Host {
   readonly dataDir: string;
+  /** The host's own log (pino), not to be confused with `log`, the session log. */
+  readonly logger: Logger;
   readonly log: SessionLog;
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
   readonly hands: HandRegistry;
+  /** Credentials, sealed; `vault.ready` rejects when the key cannot be had (a wrong passphrase). */
+  readonly vault: Vault;
+  /** Where brains send model requests (with a capability, never a key). */
+  readonly modelProxy: ModelProxy;
   /** Present when the host runs brains. */
   readonly brains?: BrainSupervisor;
+  /** Settles once brains run (they wait for the vault's key and the model proxy). */
+  readonly started: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,25 +85,65 @@ export function createHost(opts: HostOptions): Host {
 }
 
 function composeHost(opts: HostOptions, unlock: () => void): Host {
+  // Private files from here on, and no command left running by a host that died.
+  secureDataDir(opts.dataDir);
+  killOrphanGroups(opts.dataDir);
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
+  const logger = opts.logger ?? silentLogger();
   const log = new SessionLog(db);
+  const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const hands = new HandRegistry({ log, environments, dataDir: opts.dataDir, kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir) });
-  const brains = opts.brains ? new BrainSupervisor({ log, hands, ...(typeof opts.brains === 'object' ? opts.brains : {}) }) : undefined;
-  brains?.start();
+  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper });
+  // Brains and hands write through a view of the log that redacts the vault's values.
+  const writerLog = redactingLog(log, secrets.vault);
+  const hands = new HandRegistry({
+    log: writerLog,
+    environments,
+    dataDir: opts.dataDir,
+    workRoot: opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir),
+    allowedWorkRoots: opts.allowedWorkRoots,
+    sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
+    kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
+    logger,
+  });
+  const brains = opts.brains
+    ? new BrainSupervisor({
+        log: writerLog,
+        hands: redactingHands(hands, secrets.vault),
+        logger,
+        redactDelta: (sessionId, delta) => secrets.vault.redactDelta(sessionId, delta),
+        ...(typeof opts.brains === 'object' ? opts.brains : {}),
+      })
+    : undefined;
+  if (brains) secrets.vault.setLiveTailSink((sessionId, delta) => brains.pushDelta(sessionId, delta as never));
+  // Brains start once the model proxy listens (their capability names its port) and the key
+  // is open; sessions with input that arrived meanwhile are found by start() itself.
+  let closed = false;
+  const started = Promise.allSettled([secrets.vault.ready, secrets.modelProxy.listening]).then(() => {
+    if (!closed) brains?.start();
+  });
+  logger.info({ data_dir: opts.dataDir, brains: Boolean(brains) }, 'host started');
   return {
     dataDir: opts.dataDir,
+    logger,
     log,
     agents,
     environments,
     hands,
+    vault: secrets.vault,
+    modelProxy: secrets.modelProxy,
     brains,
+    started,
     close: async () => {
+      closed = true;
       try {
         await brains?.stop();
         await hands.disposeAll();
+        await secrets.close();
+        stopLifecycleLog();
         log.close();
+        logger.info('host stopped');
       } finally {
         unlock();
       }
@@ -83,4 +154,11 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
 /** The remote hand kinds this build knows. */
 function defaultHandKinds(dataDir: string): Record<string, RemoteHandKind<any>> {
   return { ssh: sshHandKindWithTrustStore(path.join(dataDir, 'ssh', 'known_hosts')), docker: dockerHandKind, adb: adbHandKind };
+}
+
+/** The passphrase from the environment, removed from it so no child process inherits it. */
+function takeEnvPassphrase(): string | undefined {
+  const p = process.env.CORRAL_VAULT_PASSPHRASE;
+  delete process.env.CORRAL_VAULT_PASSPHRASE;
+  return p || undefined;
 }

@@ -3,6 +3,12 @@ import type { LoggedEvent } from '../session/types';
 /** Events that give the model something new to respond to. */
 const INPUT_TYPES = new Set(['user.message', 'agent.tool_result', 'user.tool_result', 'user.custom_tool_result', 'system.message']);
 
+/**
+ * Events from outside the brain that can give a session work: the host starts a brain for them
+ * (a `user.interrupt` matters only to a session that is running, which already has a brain).
+ */
+export const WAKING_TYPES: ReadonlySet<string> = new Set(['user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message']);
+
 /** What a brain (or the supervisor) can tell from a session's log alone. */
 export interface LogAnalysis {
   /** Status from the last status event. */
@@ -25,89 +31,109 @@ export interface LogAnalysis {
 }
 
 /**
- * Folds a session's log into what is pending. Pure: the brain runs it at wake and after each
- * step, the supervisor runs it when a brain exits. Brain events carry a few Corral fields for
- * this: `span.model_request_start.context_seq` (the last event the request included),
+ * Folds a session's log, one event at a time, into what is pending. A brain keeps one and folds
+ * each event as it learns of it, so knowing what to do next costs nothing however long the log
+ * is; `analyse(events)` is the same fold over a whole log. Brain events carry a few Corral fields
+ * for this: `span.model_request_start.context_seq` (the last event the request included),
  * `span.model_request_end.stop_reason`, and `session.status_idle.handled_through`.
  */
-export function analyse(events: readonly LoggedEvent[]): LogAnalysis {
-  let status: LogAnalysis['status'] = 'idle';
-  let openRequest: LoggedEvent | undefined;
-  const toolUses = new Map<string, LoggedEvent>();
-  const customToolUses = new Map<string, LoggedEvent>();
-  let interruptPending: LoggedEvent | undefined;
-  let handledThrough = 0;
-  let lastInputSeq = 0;
-  let failedInARow = 0;
-  let lastSeq = 0;
-  const contextOf = new Map<string, number>();
+export class LogFold {
+  private status: LogAnalysis['status'] = 'idle';
+  private openRequest: LoggedEvent | undefined;
+  private readonly toolUses = new Map<string, LoggedEvent>();
+  private readonly customToolUses = new Map<string, LoggedEvent>();
+  private interruptPending: LoggedEvent | undefined;
+  private handledThrough = 0;
+  private lastInputSeq = 0;
+  private failedInARow = 0;
+  private lastSeq = 0;
+  /** context_seq of requests not yet ended (an end needs its start's). */
+  private readonly contextOf = new Map<string, number>();
 
-  for (const e of events) {
-    lastSeq = e.seq;
+  /** Takes the next event of the log (in order). */
+  fold(e: LoggedEvent): void {
+    this.lastSeq = e.seq;
     switch (e.type) {
       case 'session.status_running':
-        status = 'running';
+        this.status = 'running';
         break;
       case 'session.status_rescheduled':
-        status = 'rescheduling';
+        this.status = 'rescheduling';
         break;
       case 'session.status_terminated':
-        status = 'terminated';
+        this.status = 'terminated';
         break;
       case 'session.status_idle':
-        status = 'idle';
-        interruptPending = undefined;
-        handledThrough = Math.max(handledThrough, num(e.handled_through));
+        this.status = 'idle';
+        this.interruptPending = undefined;
+        this.handledThrough = Math.max(this.handledThrough, num(e.handled_through));
         break;
       case 'user.interrupt':
-        if (status !== 'idle' || openRequest || toolUses.size > 0) interruptPending = e;
+        if (this.status !== 'idle' || this.openRequest || this.toolUses.size > 0) this.interruptPending = e;
         // What came before an interrupt is not to be answered any more.
-        handledThrough = Math.max(handledThrough, e.seq);
+        this.handledThrough = Math.max(this.handledThrough, e.seq);
         break;
       case 'span.model_request_start':
-        openRequest = e;
-        contextOf.set(e.id, num(e.context_seq));
+        this.openRequest = e;
+        this.contextOf.set(e.id, num(e.context_seq));
         break;
-      case 'span.model_request_end':
-        openRequest = undefined;
-        if (e.is_error) failedInARow += 1;
+      case 'span.model_request_end': {
+        this.openRequest = undefined;
+        const startId = String(e.model_request_start_id);
+        if (e.is_error) this.failedInARow += 1;
         else {
-          failedInARow = 0;
-          handledThrough = Math.max(handledThrough, contextOf.get(String(e.model_request_start_id)) ?? 0);
+          this.failedInARow = 0;
+          this.handledThrough = Math.max(this.handledThrough, this.contextOf.get(startId) ?? 0);
         }
+        this.contextOf.delete(startId);
         break;
+      }
       case 'agent.tool_use':
-        toolUses.set(e.id, e);
+        this.toolUses.set(e.id, e);
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
-        toolUses.delete(String(e.tool_use_id));
+        this.toolUses.delete(String(e.tool_use_id));
         break;
       case 'agent.custom_tool_use':
-        customToolUses.set(e.id, e);
+        this.customToolUses.set(e.id, e);
         break;
       case 'user.custom_tool_result':
-        customToolUses.delete(String(e.custom_tool_use_id));
+        this.customToolUses.delete(String(e.custom_tool_use_id));
         break;
     }
-    if (INPUT_TYPES.has(e.type)) lastInputSeq = e.seq;
+    if (INPUT_TYPES.has(e.type)) this.lastInputSeq = e.seq;
   }
 
-  const unansweredToolUses = [...toolUses.values()];
-  const pendingCustomToolUses = [...customToolUses.values()];
-  const needsModel =
-    lastInputSeq > handledThrough && !openRequest && !interruptPending && unansweredToolUses.length === 0 && pendingCustomToolUses.length === 0;
-  return {
-    status,
-    lastSeq,
-    openRequest,
-    unansweredToolUses,
-    pendingCustomToolUses,
-    interruptPending,
-    handledThrough,
-    needsModel,
-    failedRequestsInARow: failedInARow,
-  };
+  /** What is pending now (costs the number of pending calls, not the length of the log). */
+  analysis(): LogAnalysis {
+    const unansweredToolUses = [...this.toolUses.values()];
+    const pendingCustomToolUses = [...this.customToolUses.values()];
+    const needsModel =
+      this.lastInputSeq > this.handledThrough &&
+      !this.openRequest &&
+      !this.interruptPending &&
+      unansweredToolUses.length === 0 &&
+      pendingCustomToolUses.length === 0;
+    return {
+      status: this.status,
+      lastSeq: this.lastSeq,
+      openRequest: this.openRequest,
+      unansweredToolUses,
+      pendingCustomToolUses,
+      interruptPending: this.interruptPending,
+      handledThrough: this.handledThrough,
+      needsModel,
+      failedRequestsInARow: this.failedInARow,
+    };
+  }
+}
+
+/** Folds a whole log into what is pending (pure: tests and tools use it on a log they read). */
+export function analyse(events: readonly LoggedEvent[]): LogAnalysis {
+  const fold = new LogFold();
+  for (const e of events) fold.fold(e);
+  return fold.analysis();
 }
 
 function num(v: unknown): number {

@@ -1,12 +1,9 @@
 import type { ToolDefinition } from '../hands/tools/definitions';
 import type { LoggedEvent } from '../session/types';
+import { CACHE_MARK, elisionNote, elisionSaving, estimateTokens, partOf, trimPrefill, type Block, type Message } from './transcript';
 
-/** A content block of a Messages API request (the subset the brain produces). */
-export type Block = { type: string; cache_control?: { type: 'ephemeral' }; [k: string]: unknown };
-export interface Message {
-  role: 'user' | 'assistant';
-  content: Block[];
-}
+export type { Block, Message } from './transcript';
+
 /** A tool in a request: its definition, perhaps with a prompt-cache breakpoint. */
 export type RequestTool = ToolDefinition & { cache_control?: { type: 'ephemeral' } };
 
@@ -33,69 +30,28 @@ export interface BuiltRequest {
   contextSeq: number;
   /** Positions of tool results whose content was elided from this request (never from the log). */
   elidedSeqs: number[];
+  /** Size of the request in tokens, estimated (characters / 4 of messages, system and tools, after elision). */
   estimatedTokens: number;
-}
-
-const CHARS_PER_TOKEN = 4;
-const estimate = (v: unknown) => Math.ceil(JSON.stringify(v).length / CHARS_PER_TOKEN);
-
-function textBlocks(content: unknown): Block[] {
-  if (!Array.isArray(content)) return [];
-  return content.filter((b): b is Block => typeof b === 'object' && b !== null && (b as Block).type !== 'redacted').map((b) => ({ ...b }));
-}
-
-/** One event's contribution to the transcript, or nothing. */
-function toBlock(e: LoggedEvent): { role: 'user' | 'assistant'; blocks: Block[]; seq: number } | undefined {
-  switch (e.type) {
-    case 'user.message':
-      return { role: 'user', blocks: textBlocks(e.content), seq: e.seq };
-    case 'system.message':
-      return {
-        role: 'user',
-        blocks: textBlocks(e.content).map((b) => ({ type: 'text', text: `<system-message>\n${String(b.text ?? '')}\n</system-message>` })),
-        seq: e.seq,
-      };
-    case 'agent.message':
-      return { role: 'assistant', blocks: textBlocks(e.content), seq: e.seq };
-    case 'agent.thinking':
-      // Thinking is replayed only with its signature (the API rejects unsigned thinking).
-      return typeof e.thinking === 'string' && typeof e.signature === 'string' && e.signature
-        ? { role: 'assistant', blocks: [{ type: 'thinking', thinking: e.thinking, signature: e.signature }], seq: e.seq }
-        : undefined;
-    case 'agent.tool_use':
-    case 'agent.custom_tool_use':
-      return { role: 'assistant', blocks: [{ type: 'tool_use', id: e.id, name: e.name, input: e.input ?? {} }], seq: e.seq };
-    case 'agent.tool_result':
-    case 'user.tool_result':
-    case 'user.custom_tool_result': {
-      const id = e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.tool_use_id;
-      const content = textBlocks(e.content);
-      return {
-        role: 'user',
-        blocks: [{ type: 'tool_result', tool_use_id: id, content: content.length ? content : [{ type: 'text', text: '(no output)' }], is_error: e.is_error === true, _seq: e.seq }],
-        seq: e.seq,
-      };
-    }
-    default:
-      return undefined;
-  }
 }
 
 /**
  * Builds the model request for a session from its log. Pure: the same events and options give
- * the same request. Consecutive events of one role form one message; tool results lead their
- * user message; prompt-cache breakpoints sit on the tools, the system prompt and the ends of
- * the last two user turns, so each request extends the cached prefix of the one before. When
- * the transcript outgrows the window, the oldest tool results are elided in the request (with a
- * note saying how to read them again), never in the log.
+ * the same request (the reference the incremental ContextBuilder is tested against). Consecutive
+ * events of one role form one message; tool results lead their user message; prompt-cache
+ * breakpoints sit on the tools, the system prompt and the ends of the last two user turns, so
+ * each request extends the cached prefix of the one before. When the transcript outgrows the
+ * window, the oldest tool results are elided in the request (with a note saying how to read them
+ * again), never in the log.
  */
 export function buildRequest(events: readonly LoggedEvent[], opts: ContextOptions): BuiltRequest {
   const messages: Message[] = [];
+  const seqOf = new Map<Block, number>();
   let contextSeq = 0;
   for (const e of events) {
     contextSeq = e.seq;
-    const part = toBlock(e);
+    const part = partOf(e);
     if (!part || part.blocks.length === 0) continue;
+    for (const b of part.blocks) if (b.type === 'tool_result') seqOf.set(b, e.seq);
     const last = messages[messages.length - 1];
     if (last && last.role === part.role) last.content.push(...part.blocks);
     else messages.push({ role: part.role, content: [...part.blocks] });
@@ -106,57 +62,57 @@ export function buildRequest(events: readonly LoggedEvent[], opts: ContextOption
       m.content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'));
     }
   }
-  // The request must start with the user; a trailing assistant message is a prefill the model
-  // continues (after a cut stream), which may not end in white space or in thinking.
+  // The request must start with the user; a trailing assistant message is a prefill.
   while (messages[0]?.role === 'assistant') messages.shift();
   const tail = messages[messages.length - 1];
   if (tail?.role === 'assistant') {
-    while (tail.content.length && tail.content[tail.content.length - 1]!.type === 'thinking') tail.content.pop();
-    const lastBlock = tail.content[tail.content.length - 1];
-    if (lastBlock?.type === 'text') lastBlock.text = String(lastBlock.text).trimEnd();
-    if (tail.content.length === 0 || (lastBlock?.type === 'text' && lastBlock.text === '')) messages.pop();
+    tail.content = trimPrefill(tail.content);
+    if (tail.content.length === 0) messages.pop();
   }
 
   const system: Block[] | undefined = opts.system ? [{ type: 'text', text: opts.system }] : undefined;
   const tools: RequestTool[] = opts.tools.map((t) => ({ ...t }));
-  const elidedSeqs = elideToFit(messages, system, tools, opts);
+  const { elided, total } = elideToFit(messages, seqOf, system, tools, opts);
 
   // Cache breakpoints (at most 4): tools, system, and the last two user turns.
-  if (tools.length) tools[tools.length - 1]!.cache_control = { type: 'ephemeral' };
-  if (system) system[system.length - 1]!.cache_control = { type: 'ephemeral' };
+  if (tools.length) tools[tools.length - 1]!.cache_control = CACHE_MARK;
+  if (system) system[system.length - 1]!.cache_control = CACHE_MARK;
   const userTurns = messages.filter((m) => m.role === 'user').slice(-2);
   for (const m of userTurns) {
     const b = m.content[m.content.length - 1];
-    if (b) b.cache_control = { type: 'ephemeral' };
+    if (b) b.cache_control = CACHE_MARK;
   }
-  for (const m of messages) for (const b of m.content) delete b._seq;
 
   const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, messages };
   if (system) params.system = system;
   if (tools.length) params.tools = tools;
-  return { params, contextSeq, elidedSeqs, estimatedTokens: estimate(params) };
+  return { params, contextSeq, elidedSeqs: elided, estimatedTokens: total };
 }
 
-function elideToFit(messages: Message[], system: Block[] | undefined, tools: RequestTool[], opts: ContextOptions): number[] {
-  const budget = opts.contextWindowTokens - opts.maxTokens;
-  let total = estimate(messages) + estimate(system ?? []) + estimate(tools);
-  if (total <= budget) return [];
+/** Token budget of the transcript: the window less the reply. */
+export const budgetOf = (opts: ContextOptions) => opts.contextWindowTokens - opts.maxTokens;
+
+function elideToFit(
+  messages: Message[],
+  seqOf: Map<Block, number>,
+  system: Block[] | undefined,
+  tools: RequestTool[],
+  opts: ContextOptions,
+): { elided: number[]; total: number } {
+  const budget = budgetOf(opts);
+  let total = estimateTokens(messages) + estimateTokens(system ?? []) + estimateTokens(tools);
   const elided: number[] = [];
+  if (total <= budget) return { elided, total };
   // Oldest first; the newest turn stays whole so the model sees what it just did.
   const candidates = messages.slice(0, -1).flatMap((m) => m.content.filter((b) => b.type === 'tool_result'));
   for (const b of candidates) {
     if (total <= budget) break;
-    const before = estimate(b.content);
-    const seq = b._seq as number;
+    const seq = seqOf.get(b)!;
     const chars = JSON.stringify(b.content).length;
-    b.content = [
-      {
-        type: 'text',
-        text: `[elided from this request to fit the context window: ${chars} characters. Read it again with read_session_events {"from": ${seq}, "to": ${seq}}]`,
-      },
-    ];
-    total -= before - estimate(b.content);
+    const note = elisionNote(chars, seq);
+    total -= elisionSaving(chars, note);
+    b.content = note;
     elided.push(seq);
   }
-  return elided;
+  return { elided, total };
 }

@@ -1,58 +1,76 @@
 import type { HandInfo } from '../hands/registry';
 import type { ToolOutcome } from '../hands/types';
-import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
+import type { EventSlice, LoggedEvent } from '../session/types';
 import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
-import { analyse, type LogAnalysis } from './analyse';
+import type { LogAnalysis } from './analyse';
+import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
-import { buildRequest } from './context';
+import { fitToLog, type DroppedInput } from './fit-event';
+import { capForModel } from '../hands/output-cap';
 import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
+import { retryDelayMs, type RetryPolicy } from './retry';
+import { resultKey, toolResultEvent } from './tool-result-event';
+import type { SessionView } from './session-view';
 
 /** Everything a brain does to the world, through the host. */
 export interface BrainIO {
-  /** Events after a position (the harness keeps what it read; it rereads nothing). */
+  /** A slice of the session's log (the model's read_session_events tool). */
   readEvents(slice: EventSlice): Promise<LoggedEvent[]>;
   /** Appends atomically; a repeated key returns what the first append made. */
-  emit(events: EventInput[], key: string): Promise<LoggedEvent[]>;
-  /** Runs a tool on one of the session's hands (`hand` names it when there are several). */
-  execute(call: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }, signal: AbortSignal): Promise<ToolOutcome>;
+  emit(events: BrainEventInput[], key: string): Promise<LoggedEvent[]>;
+  /**
+   * Runs a tool on one of the session's hands (`hand` names it when there are several); the host
+   * records its `agent.tool_result` as the call ends and answers with it.
+   */
+  execute(call: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }, signal: AbortSignal): Promise<LoggedEvent>;
   /** The hands the session holds (names, what they are, their tools). */
   hands(): Promise<HandInfo[]>;
   /** The session's agent snapshot. */
   agent(): Promise<Record<string, unknown> | undefined>;
   /** Pushes live text (the API's event_start / event_delta shapes; never logged). */
   delta?(d: LiveDelta): void;
+  /** Sends what the calls above queued now (they otherwise leave together at the end of the tick). */
+  flush?(): void;
   /** Tool definitions of the built-in tools, given the session's hands. */
   toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
 }
 
 /** Retry policy of model requests. */
-export interface HarnessOptions {
-  maxRetries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-}
+export type HarnessOptions = RetryPolicy & {
+  /** Source of jitter for retry waits (tests pin it). */
+  random?: () => number;
+};
+
+/** Bytes of events the read_session_events tool reads at most (its output is capped anyway). */
+const READ_TOOL_BYTES = 256 * 1024;
 
 const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
 /**
- * The harness: reads the log, works out what is pending, and does it — model requests, tool
+ * The harness: works out from the log what is pending, and does it — model requests, tool
  * calls, status changes — one logged step at a time. It holds nothing that must survive: a
  * fresh harness on the same log continues where a dead one stopped. Every append carries an
  * idempotency key derived from the log, so a step repeated after a crash appends nothing twice.
+ * What it knows of the log is a SessionView, kept current as events arrive: a step costs the
+ * same at the thousandth event as at the first.
  */
 export class Harness {
-  private events: LoggedEvent[] = [];
   private abort = new AbortController();
-  /** Tool calls this harness logged itself (their outcome is known to it). */
+  /** Tool calls this harness logged itself and has not answered yet (their outcome is known to it). */
   private readonly loggedHere = new Set<string>();
   private agentConfig?: AgentConfig;
+  private hands: HandInfo[] = [];
+  private handsVersion = -1;
+  /** The request's tools for the current agent and hands (kept while neither changes). */
+  private tools?: ToolDefinition[];
 
   constructor(
     private readonly io: BrainIO,
     private readonly model: ModelCaller,
     private readonly opts: HarnessOptions,
+    private readonly view: SessionView,
   ) {}
 
   /** Stops the model stream or tool that is running now (a `user.interrupt` arrived). */
@@ -62,10 +80,15 @@ export class Harness {
 
   /** Runs until the session has nothing pending. */
   async run(): Promise<void> {
-    this.agentConfig = agentConfigOf(await this.io.agent());
+    await this.view.catchUp();
+    // The agent snapshot and the hands once per run; hands again only when they change.
+    const version = this.view.handsVersion;
+    const [agent, hands] = await Promise.all([this.io.agent(), this.io.hands()]);
+    this.agentConfig = agentConfigOf(agent);
+    this.useHands(hands, version);
     for (;;) {
-      await this.refresh();
-      const a = analyse(this.events);
+      await this.view.catchUp();
+      const a = this.view.analysis();
       if (this.abort.signal.aborted && !a.interruptPending) this.abort = new AbortController();
       if (a.interruptPending) await this.finishInterrupted(a);
       else if (a.openRequest) await this.closeAbandoned(a.openRequest);
@@ -81,20 +104,30 @@ export class Harness {
     }
   }
 
-  private async refresh(): Promise<void> {
-    for (;;) {
-      const after = this.events[this.events.length - 1]?.seq ?? 0;
-      const page = await this.io.readEvents({ after, limit: 5000 });
-      this.events.push(...page);
-      if (page.length < 5000) return;
+  private useHands(hands: HandInfo[], version: number): void {
+    this.hands = hands;
+    this.handsVersion = version;
+    this.tools = undefined;
+  }
+
+  private async toolsNow(cfg: AgentConfig): Promise<ToolDefinition[]> {
+    if (this.view.handsVersion !== this.handsVersion) {
+      const version = this.view.handsVersion;
+      this.useHands(await this.io.hands(), version);
     }
+    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, READ_SESSION_TOOL];
+    return this.tools;
   }
 
-  private emit(events: EventInput[], key: string): Promise<LoggedEvent[]> {
-    return this.io.emit(events, key);
+  /** Appends, and folds what was appended into the view before going on. */
+  private async emit(events: BrainEventInput[], key: string): Promise<LoggedEvent[]> {
+    // Nothing a brain writes is over the log's cap: the append would fail and the step be lost.
+    const out = await this.io.emit(events.flatMap((e) => fitToLog(e) as BrainEventInput[]), key);
+    this.view.accept(out);
+    return out;
   }
 
-  private async idle(stopReason: Record<string, unknown>, handledThrough: number): Promise<void> {
+  private async idle(stopReason: Extract<BrainEventInput, { type: 'session.status_idle' }>['stop_reason'], handledThrough: number): Promise<void> {
     await this.emit([{ type: 'session.status_idle', stop_reason: stopReason, stop_details: null, handled_through: handledThrough }], `idle:${handledThrough}`);
   }
 
@@ -104,7 +137,7 @@ export class Harness {
       const text = this.loggedHere.has(tu.id)
         ? 'Not run: the session was interrupted before this call started.'
         : 'Outcome unknown: the brain stopped while this call was in flight, then the session was interrupted. It may or may not have run; check before repeating it.';
-      const [e] = await this.emit([toolResult(tu.id, text, true)], `res:${tu.id}`);
+      const [e] = await this.emit([toolResult(tu.id, text, true)], resultKey(tu.id));
       last = Math.max(last, e!.seq);
     }
     if (a.openRequest) {
@@ -130,7 +163,7 @@ export class Harness {
             { outcome: 'unknown' },
           ),
         ],
-        `res:${tu.id}`,
+        resultKey(tu.id),
       );
     }
   }
@@ -138,12 +171,22 @@ export class Harness {
   private async modelStep(a: LogAnalysis): Promise<void> {
     const cfg = this.agentConfig!;
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
-    const tools = [...this.io.toolDefinitions(cfg.builtinTools, await this.io.hands()), ...cfg.customTools, READ_SESSION_TOOL];
-    const built = buildRequest(this.events, { model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
-    const [start] = await this.emit(
-      [{ type: 'span.model_request_start', context_seq: built.contextSeq, ...(built.elidedSeqs.length ? { elided_seqs: built.elidedSeqs } : {}) }],
-      `mreq:${a.lastSeq}`,
-    );
+    const tools = await this.toolsNow(cfg);
+    const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
+    // Elision is oldest first and for good, so "every tool result up to a position" says which
+    // were elided in a constant space (a list would grow the log by the session's length per step).
+    const elided = built.elidedSeqs.length ? { elided_count: built.elidedSeqs.length, elided_through: built.elidedSeqs.at(-1)! } : {};
+    // The span goes to the host just before the request goes to the model, and is logged in well
+    // under a millisecond, long before a first token: the request does not wait for its reply.
+    // Blocks are logged only once it is.
+    const startId = newId.event();
+    const started = this.emit([{ type: 'span.model_request_start', id: startId, context_seq: built.contextSeq, ...elided }], `mreq:${a.lastSeq}`).then(([e]) => {
+      // Only a second brain on the session could have logged this step already.
+      if (e!.id !== startId) throw new Error(`model request ${e!.id} was already logged for this step`);
+      return e!;
+    });
+    started.catch(() => {}); // awaited below
+    this.io.flush?.(); // before the request is even serialised (a long session's takes a while)
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const logged: LoggedEvent[] = [];
     const signal = this.abort.signal;
@@ -165,10 +208,10 @@ export class Harness {
             this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
           },
           onBlock: async (block, index) => {
-            const input = blockToEvent(block, customNames);
+            const input = blockToEvent(block, customNames, ids.get(index));
             if (!input) return;
-            if (ids.has(index)) input.id = ids.get(index);
-            const [e] = await this.emit([input], `blk:${start!.id}:${index}`);
+            const start = await started;
+            const [e] = await this.emit([input], `blk:${start.id}:${index}`);
             if (e!.type === 'agent.tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
           },
@@ -181,26 +224,43 @@ export class Harness {
       );
     } catch (err) {
       const failure: ModelFailure = err instanceof ModelError ? err.failure : { errorType: 'model_request_failed_error', message: String(err), retryable: true };
-      await this.afterFailure(start!, failure, logged, a);
+      await this.afterFailure(await started, failure, logged, a);
       return;
     }
-    await this.emit([{ ...requestEnd(start!.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start!.id}`);
-    for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
-      if (signal.aborted) return;
-      const outcome = await this.runTool(tu, signal);
-      await this.emit([toolResult(tu.id, outcome.content, outcome.isError, outcome.details, outcome.images)], `res:${tu.id}`);
+    const calls = logged.filter((e) => e.type === 'agent.tool_use');
+    const start = await started;
+    const ended = this.emit([{ ...requestEnd(start.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start.id}`);
+    // The host handles a brain's messages in order: the end is logged before the first call
+    // starts, so the call goes out now rather than a round trip later.
+    const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
+    first?.catch(() => {}); // awaited below, after the end
+    await ended;
+    for (const [i, tu] of calls.entries()) {
+      const run = i === 0 ? first : signal.aborted ? undefined : this.runTool(tu, signal);
+      if (!run) return; // interrupted: the loop answers the calls not run
+      await run;
+      this.loggedHere.delete(tu.id);
     }
   }
 
-  private async runTool(tu: LoggedEvent, signal: AbortSignal): Promise<ToolOutcome> {
+  /** Runs a call and sees its result logged (by the host as a hand's call ends, else here). */
+  private async runTool(tu: LoggedEvent, signal: AbortSignal): Promise<void> {
     const input = (tu.input ?? {}) as Record<string, unknown>;
-    if (tu.name === READ_SESSION_TOOL.name) return this.readSessionTool(input);
-    const { hand, ...rest } = input;
-    try {
-      return await this.io.execute({ name: String(tu.name), input: rest, hand: typeof hand === 'string' ? hand : undefined, toolUseId: tu.id }, signal);
-    } catch (err) {
-      return { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+    let outcome: ToolOutcome;
+    const dropped = tu.input_dropped as DroppedInput | undefined;
+    if (dropped) outcome = { content: `Not run: ${dropped.reason}, so it was not kept. Send large content in several smaller calls.`, isError: true };
+    else if (tu.name === READ_SESSION_TOOL.name) outcome = await this.readSessionTool(input);
+    else {
+      const { hand, ...rest } = input;
+      try {
+        const recorded = await this.io.execute({ name: String(tu.name), input: rest, hand: typeof hand === 'string' ? hand : undefined, toolUseId: tu.id }, signal);
+        this.view.accept([recorded]);
+        return;
+      } catch (err) {
+        outcome = { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+      }
     }
+    await this.emit([toolResultEvent(tu.id, outcome)], resultKey(tu.id));
   }
 
   private async readSessionTool(input: Record<string, unknown>): Promise<ToolOutcome> {
@@ -208,9 +268,10 @@ export class Harness {
     const limit = Math.min(int(input.limit) ?? 20, 200);
     const types = Array.isArray(input.types) ? input.types.filter((t): t is string => typeof t === 'string') : undefined;
     try {
-      const events = await this.io.readEvents({ from: int(input.from), to: int(input.to), before: int(input.before), types, limit });
+      // Read and capped like any tool's output: 200 events of up to 4 MiB each would not fit.
+      const events = await this.io.readEvents({ from: int(input.from), to: int(input.to), before: int(input.before), types, limit, maxBytes: READ_TOOL_BYTES });
       if (events.length === 0) return { content: 'No events in that range.', isError: false };
-      return { content: events.map((e) => JSON.stringify(e)).join('\n'), isError: false };
+      return { content: capForModel(events.map((e) => JSON.stringify(e)).join('\n')).content, isError: false };
     } catch (err) {
       return { content: `Could not read the session: ${err instanceof Error ? err.message : String(err)}`, isError: true };
     }
@@ -224,12 +285,13 @@ export class Harness {
     if (failure.aborted) return; // the interrupt is handled by the loop
     // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
     for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
-      await this.emit([toolResult(tu.id, 'Not run: the model response was cut off before it completed.', true)], `res:${tu.id}`);
+      await this.emit([toolResult(tu.id, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
     }
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
-      await this.emit([{ type: 'session.status_rescheduled', retry_in_ms: this.backoff(attempt, failure), attempt, error_type: failure.errorType }], `resched:${end!.id}`);
-      await sleep(this.backoff(attempt, failure), this.abort.signal);
+      const wait = retryDelayMs(attempt, failure, this.opts, this.opts.random);
+      await this.emit([{ type: 'session.status_rescheduled', retry_in_ms: wait, attempt, error_type: failure.errorType }], `resched:${end!.id}`);
+      await sleep(wait, this.abort.signal);
       return;
     }
     const [err] = await this.emit(
@@ -244,19 +306,19 @@ export class Harness {
     await this.idle({ type: failure.retryable ? 'retries_exhausted' : 'end_turn' }, err!.seq);
   }
 
-  private backoff(attempt: number, failure: ModelFailure): number {
-    if (failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, 5 * 60_000);
-    return Math.min(this.opts.retryBaseMs * 2 ** (attempt - 1), this.opts.retryMaxMs);
-  }
 }
 
-function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>, images?: ToolOutcome['images']): EventInput {
-  const content: Record<string, unknown>[] = [{ type: 'text', text: text || '(no output)' }];
-  for (const img of images ?? []) content.push({ type: 'image', source: { type: 'base64', media_type: img.media_type, data: img.data } });
-  return { type: 'agent.tool_result', tool_use_id: toolUseId, content, is_error: isError, ...(details ? { details } : {}) };
+function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
+  return toolResultEvent(toolUseId, { content: text, isError, details });
 }
 
-function requestEnd(startId: string, isError: boolean, usage: ModelUsage, error?: Record<string, unknown>, stopReason?: string): EventInput {
+function requestEnd(
+  startId: string,
+  isError: boolean,
+  usage: ModelUsage,
+  error?: { type?: ModelFailure['errorType']; message: string; status?: number },
+  stopReason?: string,
+): BrainEventInput {
   return {
     type: 'span.model_request_end',
     model_request_start_id: startId,
@@ -267,21 +329,20 @@ function requestEnd(startId: string, isError: boolean, usage: ModelUsage, error?
   };
 }
 
-function blockToEvent(block: FinishedBlock, customNames: Set<string>): EventInput | undefined {
+/** The event a finished block becomes (`id`: the one its live text already named). */
+function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string | undefined): BrainEventInput | undefined {
+  const named = id ? { id } : {};
   switch (block.type) {
     case 'text':
-      return block.text ? { type: 'agent.message', content: [{ type: 'text', text: block.text }] } : undefined;
+      return block.text ? { type: 'agent.message', ...named, content: [{ type: 'text', text: block.text }] } : undefined;
     case 'thinking':
-      return { type: 'agent.thinking', thinking: block.thinking, signature: block.signature };
+      return { type: 'agent.thinking', ...named, thinking: block.thinking, signature: block.signature };
     case 'redacted_thinking':
-      return { type: 'agent.thinking', redacted: true };
-    case 'tool_use':
-      return {
-        type: customNames.has(block.name) ? 'agent.custom_tool_use' : 'agent.tool_use',
-        name: block.name,
-        input: block.input,
-        model_tool_use_id: block.id,
-      };
+      return { type: 'agent.thinking', ...named, redacted: true };
+    case 'tool_use': {
+      const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
+      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call };
+    }
   }
 }
 

@@ -1,28 +1,55 @@
-import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
-import type { ToolOutcome } from '../hands/types';
+import type { EventSlice, LoggedEvent } from '../session/types';
 import type { HandInfo } from '../hands/registry';
+import type { BrainEventInput } from './brain-event-schema';
 import type { LiveDelta } from './live-text';
 
-/** Requests a brain process makes of its host, by operation. */
+/**
+ * Requests a brain process makes of its host, by operation: the one map both ends are typed
+ * from (the brain's `request()`, the host's handlers and its zod schemas in ipc-schema.ts).
+ */
 export interface BrainRequests {
+  /** A slice of the session's log (the brain's first read, and the model's read_session_events). */
   readEvents: { args: { slice: EventSlice }; result: LoggedEvent[] };
-  emit: { args: { events: EventInput[]; key: string }; result: LoggedEvent[] };
-  execute: { args: { name: string; input: Record<string, unknown>; hand?: string; toolUseId?: string }; result: ToolOutcome };
+  /** A page of a slice, saying whether the slice goes on (the host bounds a page by bytes too). */
+  readPage: { args: { slice: EventSlice }; result: { events: LoggedEvent[]; more: boolean } };
+  /** Appends atomically; a repeated key returns what the first append made. */
+  emit: { args: { events: BrainEventInput[]; key: string }; result: LoggedEvent[] };
+  /**
+   * Runs the tool call `toolUseId` on one of the session's hands and records its outcome as the
+   * call's `agent.tool_result` (so an outcome is never lost with its brain); answers with it.
+   */
+  execute: { args: { name: string; input: Record<string, unknown>; hand?: string; toolUseId: string }; result: LoggedEvent };
+  /** The hands the session holds. */
   hands: { args: Record<string, never>; result: HandInfo[] };
+  /** The session's agent snapshot. */
   agent: { args: Record<string, never>; result: Record<string, unknown> | undefined };
 }
 export type BrainOp = keyof BrainRequests;
 
+/** A request of one operation. */
+export type BrainRequest<Op extends BrainOp = BrainOp> = { [O in Op]: { t: 'req'; id: number; op: O; args: BrainRequests[O]['args'] } }[Op];
+
 /** Brain → host messages. */
 export type BrainToHost =
-  | { t: 'req'; id: number; op: BrainOp; args: unknown }
+  | BrainRequest
+  /** Stop the request with this id (the model was interrupted while a tool ran). */
   | { t: 'cancel'; id: number }
-  | { t: 'delta'; delta: LiveDelta };
+  /** Live text, never logged. */
+  | { t: 'delta'; delta: LiveDelta }
+  /**
+   * The brain has nothing to do, having seen the log up to `through`. It may exit after a
+   * while; the host starts a fresh one then only if input arrived after `through`.
+   */
+  | { t: 'idle'; through: number }
+  /** Several of the above sent together, handled in order. */
+  | { t: 'batch'; messages: Exclude<BrainToHost, { t: 'batch' }>[] };
 
 /** Host → brain messages. */
 export type HostToBrain =
   | { t: 'res'; id: number; ok: true; value: unknown }
   | { t: 'res'; id: number; ok: false; error: string }
-  | { t: 'interrupt' }
-  /** New input arrived: run the harness again (a lingering brain reuses its warm process). */
-  | { t: 'wake' };
+  /**
+   * Events appended to the session while the brain runs, in log order. The brain's own appends
+   * come back in the emit reply instead.
+   */
+  | { t: 'events'; events: LoggedEvent[] };

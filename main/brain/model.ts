@@ -1,5 +1,7 @@
-import Anthropic from '@anthropic-ai/sdk';
+import http from 'node:http';
+import https from 'node:https';
 import type { BuiltRequest } from './context';
+import { MessageAssembler, SseParser, streamErrorFailure, type StreamEvent } from './model-stream';
 
 /** A content block the model finished. */
 export type FinishedBlock =
@@ -48,7 +50,17 @@ export interface ModelCaller {
   stream(params: BuiltRequest['params'], handlers: StreamHandlers, signal: AbortSignal): Promise<{ stopReason: string; usage: ModelUsage }>;
 }
 
-/** The real caller: the Anthropic SDK, no SDK-level retries (the harness retries and logs it). */
+const INTERRUPTED: ModelFailure = { errorType: 'model_request_failed_error', message: 'interrupted', retryable: false, aborted: true };
+const API_VERSION = '2023-06-01';
+/** Error bodies are read up to this size (their message is what matters). */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/**
+ * The real caller: one streaming `POST /v1/messages` per request over a kept-alive connection,
+ * parsed as it arrives, no retries (the harness retries and logs it). A small client of its own
+ * rather than the SDK: on the path of every model step, it costs a fraction of a millisecond
+ * each way where the SDK's fetch and web streams cost about one (bench:brain).
+ */
 export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string; timeoutMs?: number } = {}): ModelCaller {
   const apiKey = opts.apiKey ?? process.env.ANTHROPIC_API_KEY;
   if (!apiKey) {
@@ -59,97 +71,121 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
       },
     };
   }
-  const client = new Anthropic({
-    apiKey,
-    baseURL: opts.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? undefined,
-    maxRetries: 0,
-    timeout: opts.timeoutMs ?? 10 * 60_000,
-  });
+  const base = new URL(opts.baseURL || process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com');
+  const url = new URL(`${base.pathname.replace(/\/+$/, '')}/v1/messages`, base);
+  const secure = url.protocol === 'https:';
+  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  const timeoutMs = opts.timeoutMs ?? 10 * 60_000;
+
+  /** Sends the request; resolves with a 200 response, or fails with the API's error. */
+  function post(body: string, signal: AbortSignal): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(new ModelError(INTERRUPTED));
+      const req = (secure ? https : http).request(url, {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          accept: 'text/event-stream',
+          'anthropic-version': API_VERSION,
+          'x-api-key': apiKey,
+          'user-agent': 'corral',
+        },
+      });
+      // No byte either way for this long (the API sends pings while it thinks): give up.
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
+      req.on('error', (err) => reject(new ModelError(signal.aborted ? INTERRUPTED : connectionFailure(err))));
+      req.on('response', (res) => {
+        if (res.statusCode === 200) return resolve({ req, res });
+        readBody(res).then(
+          (text) => reject(new ModelError(httpFailure(res.statusCode ?? 0, res.headers, text))),
+          (err) => reject(new ModelError(signal.aborted ? INTERRUPTED : connectionFailure(err))),
+        );
+      });
+      req.end(body);
+    });
+  }
+
   return {
     async stream(params, handlers, signal) {
-      const usage: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
-      let stopReason = 'end_turn';
-      const open = new Map<number, { block: Record<string, unknown>; json: string }>();
+      const stop = () => current?.destroy(new Error('interrupted'));
+      let current: http.ClientRequest | undefined;
+      signal.addEventListener('abort', stop, { once: true });
       try {
-        const stream = await client.messages.create({ ...(params as unknown as Anthropic.MessageCreateParamsNonStreaming), stream: true }, { signal });
-        for await (const ev of stream) {
-          switch (ev.type) {
-            case 'message_start': {
-              const u = ev.message.usage;
-              usage.input_tokens = u.input_tokens ?? 0;
-              usage.cache_read_input_tokens = u.cache_read_input_tokens ?? 0;
-              usage.cache_creation_input_tokens = u.cache_creation_input_tokens ?? 0;
-              usage.output_tokens = u.output_tokens ?? 0;
-              break;
-            }
-            case 'content_block_start':
-              open.set(ev.index, { block: { ...ev.content_block } as Record<string, unknown>, json: '' });
-              handlers.onBlockStart?.(ev.index, ev.content_block.type);
-              break;
-            case 'content_block_delta': {
-              const cur = open.get(ev.index);
-              if (!cur) break;
-              const d = ev.delta as { type: string; text?: string; thinking?: string; signature?: string; partial_json?: string };
-              if (d.type === 'text_delta') {
-                cur.block.text = String(cur.block.text ?? '') + (d.text ?? '');
-                handlers.onTextDelta?.(ev.index, d.text ?? '');
-              } else if (d.type === 'thinking_delta') {
-                cur.block.thinking = String(cur.block.thinking ?? '') + (d.thinking ?? '');
-                handlers.onTextDelta?.(ev.index, d.thinking ?? '');
-              }
-              else if (d.type === 'signature_delta') cur.block.signature = String(cur.block.signature ?? '') + (d.signature ?? '');
-              else if (d.type === 'input_json_delta') cur.json += d.partial_json ?? '';
-              break;
-            }
-            case 'content_block_stop': {
-              const cur = open.get(ev.index);
-              if (!cur) break;
-              open.delete(ev.index);
-              await handlers.onBlock(finish(cur.block, cur.json), ev.index);
-              break;
-            }
-            case 'message_delta':
-              if (ev.delta.stop_reason) stopReason = ev.delta.stop_reason;
-              if (ev.usage?.output_tokens != null) usage.output_tokens = ev.usage.output_tokens;
-              break;
+        const { req, res } = await post(JSON.stringify({ ...params, stream: true }), signal);
+        current = req;
+        if (signal.aborted) stop();
+        const assembler = new MessageAssembler(handlers);
+        // Events are queued as bytes arrive and handled in order (a block's handler is awaited):
+        // whatever arrived before a cut is handled before the cut is reported.
+        const queue: ({ event: StreamEvent } | { end: true; failure?: ModelFailure })[] = [];
+        let wake: (() => void) | undefined;
+        let ended = false;
+        const push = (item: (typeof queue)[number]) => {
+          if (ended) return;
+          if ('end' in item) ended = true;
+          queue.push(item);
+          wake?.();
+        };
+        const parser = new SseParser((data) => {
+          try {
+            push({ event: JSON.parse(data) as StreamEvent });
+          } catch {
+            push({ end: true, failure: { errorType: 'model_request_failed_error', message: 'the model sent an event that is not JSON', retryable: true } });
           }
+        });
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => parser.feed(chunk));
+        res.on('end', () => push({ end: true }));
+        res.on('error', (err) => push({ end: true, failure: connectionFailure(err) }));
+        res.on('close', () => push({ end: true, failure: res.complete ? undefined : connectionFailure(new Error('the connection closed mid-answer')) }));
+        for (;;) {
+          if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          const item = queue.shift()!;
+          if ('end' in item) {
+            if (signal.aborted) throw new ModelError(INTERRUPTED);
+            if (item.failure) throw new ModelError(item.failure);
+            break;
+          }
+          if (item.event.type === 'error') throw new ModelError(streamErrorFailure(item.event));
+          await assembler.take(item.event);
+          // The answer is whole: no need to wait for the body's last bytes (they free the
+          // connection for the next request as they come).
+          if (assembler.complete) break;
         }
+        if (signal.aborted) throw new ModelError(INTERRUPTED);
+        if (!assembler.complete) throw new ModelError(connectionFailure(new Error('the answer ended before message_stop')));
+        return { stopReason: assembler.stopReason, usage: assembler.usage };
       } catch (err) {
-        throw new ModelError(classify(err, signal));
+        current?.destroy();
+        if (signal.aborted) throw new ModelError(INTERRUPTED);
+        throw err instanceof ModelError ? err : new ModelError(connectionFailure(err));
+      } finally {
+        signal.removeEventListener('abort', stop);
       }
-      if (signal.aborted) throw new ModelError({ errorType: 'model_request_failed_error', message: 'interrupted', retryable: false, aborted: true });
-      return { stopReason, usage };
     },
   };
 }
 
-function finish(block: Record<string, unknown>, json: string): FinishedBlock {
-  switch (block.type) {
-    case 'text':
-      return { type: 'text', text: String(block.text ?? '') };
-    case 'thinking':
-      return { type: 'thinking', thinking: String(block.thinking ?? ''), signature: String(block.signature ?? '') };
-    case 'redacted_thinking':
-      return { type: 'redacted_thinking', data: String(block.data ?? '') };
-    case 'tool_use':
-    case 'server_tool_use': {
-      let input: Record<string, unknown> = {};
-      try {
-        input = json.trim() ? (JSON.parse(json) as Record<string, unknown>) : ((block.input as Record<string, unknown>) ?? {});
-      } catch {
-        input = { _unparsed_input: json };
-      }
-      return { type: 'tool_use', id: String(block.id), name: String(block.name), input };
-    }
-    default:
-      return { type: 'text', text: '' };
-  }
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (text.length < MAX_ERROR_BODY) text += chunk;
+    });
+    res.on('end', () => resolve(text.slice(0, MAX_ERROR_BODY)));
+    res.on('error', reject);
+  });
 }
 
-function headerMs(headers: Headers | undefined): number | undefined {
-  const ms = headers?.get('retry-after-ms');
+function headerMs(headers: http.IncomingHttpHeaders): number | undefined {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const ms = one(headers['retry-after-ms']);
   if (ms && Number.isFinite(Number(ms))) return Number(ms);
-  const s = headers?.get('retry-after');
+  const s = one(headers['retry-after']);
   if (s && Number.isFinite(Number(s))) return Number(s) * 1000;
   if (s) {
     const at = Date.parse(s);
@@ -158,24 +194,27 @@ function headerMs(headers: Headers | undefined): number | undefined {
   return undefined;
 }
 
-/** Maps an SDK error to the Managed Agents error types and a retry decision. */
-export function classify(err: unknown, signal?: AbortSignal): ModelFailure {
-  if (signal?.aborted || err instanceof Anthropic.APIUserAbortError) {
-    return { errorType: 'model_request_failed_error', message: 'interrupted', retryable: false, aborted: true };
+/** Maps an HTTP error answer to the Managed Agents error types and a retry decision. */
+export function httpFailure(status: number, headers: http.IncomingHttpHeaders, body: string): ModelFailure {
+  let type: string | undefined;
+  let detail = body.trim().slice(0, 2000) || 'no body';
+  try {
+    const parsed = JSON.parse(body) as { error?: { type?: string; message?: string } };
+    type = parsed.error?.type;
+    if (parsed.error?.message !== undefined) detail = `${type ?? 'error'}: ${parsed.error.message}`;
+  } catch {
+    // Not JSON (a proxy's page): the text is the message.
   }
-  if (err instanceof Anthropic.APIError && !(err instanceof Anthropic.APIConnectionError)) {
-    const status = err.status;
-    const type = (err.error as { error?: { type?: string } } | undefined)?.error?.type ?? (err as { type?: string }).type;
-    const message = `${status ? `${status} ` : ''}${err.message}`;
-    const retryAfterMs = headerMs(err.headers as Headers | undefined);
-    if (status === 429 || type === 'rate_limit_error') return { errorType: 'model_rate_limited_error', message, retryable: true, retryAfterMs, status };
-    if (status === 529 || type === 'overloaded_error') return { errorType: 'model_overloaded_error', message, retryable: true, retryAfterMs, status };
-    if (status === undefined || status >= 500 || status === 408 || status === 409) {
-      return { errorType: 'model_request_failed_error', message, retryable: true, retryAfterMs, status };
-    }
-    return { errorType: 'model_request_failed_error', message, retryable: false, status };
-  }
-  // Connection refused, reset, or a stream cut mid-way.
+  const message = `${status} ${detail}`;
+  const retryAfterMs = headerMs(headers);
+  if (status === 429 || type === 'rate_limit_error') return { errorType: 'model_rate_limited_error', message, retryable: true, retryAfterMs, status };
+  if (status === 529 || type === 'overloaded_error') return { errorType: 'model_overloaded_error', message, retryable: true, retryAfterMs, status };
+  if (status >= 500 || status === 408 || status === 409) return { errorType: 'model_request_failed_error', message, retryable: true, retryAfterMs, status };
+  return { errorType: 'model_request_failed_error', message, retryable: false, status };
+}
+
+/** Connection refused, reset, or a stream cut mid-way: worth another try. */
+function connectionFailure(err: unknown): ModelFailure {
   const message = err instanceof Error ? `connection to the model failed: ${err.message}` : 'connection to the model failed';
   return { errorType: 'model_request_failed_error', message, retryable: true };
 }

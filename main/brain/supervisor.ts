@@ -3,17 +3,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HandRegistry } from '../hands/registry';
+import type { Logger } from '../logging/logger';
 import type { SessionLog } from '../session/store';
-import { Topic } from '../session/subscriptions';
-import type { EventInput, EventSlice } from '../session/types';
-import { analyse, hasWork } from './analyse';
+import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
+import { WAKING_TYPES } from './analyse';
 import type { LiveDelta } from './live-text';
-import type { BrainToHost, HostToBrain } from './ipc-protocol';
+import { LiveTextRelay } from './live-text-relay';
+import type { BrainRequest, HostToBrain } from './ipc-protocol';
+import { parseBatchedMessage, parseBrainMessage } from './ipc-schema';
+import { resultKey, toolResultEvent } from './tool-result-event';
+import { brainEnvironment } from '../vault/brain-env';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
 export interface BrainChild {
   send(message: HostToBrain): void;
-  onMessage(listener: (message: BrainToHost) => void): void;
+  /** Messages from the brain, unchecked: the supervisor validates each one. */
+  onMessage(listener: (message: unknown) => void): void;
   onExit(listener: (code: number | null, signal: string | null) => void): void;
   kill(): void;
   readonly pid: number | undefined;
@@ -28,27 +33,42 @@ export interface SupervisorOptions {
   spawn?: (sessionId: string) => BrainChild;
   /** Restarts allowed per session per minute before it is stopped with an error. */
   maxRestartsPerMinute?: number;
+  /** Redacts live text before anyone sees it (the vault's values); null: nothing to show yet. */
+  redactDelta?: (sessionId: string, delta: LiveDelta) => LiveDelta | null;
+  /** Where brain starts, exits and crashes are logged. */
+  logger?: Logger;
 }
-
-/** Event types a brain may append; user events come only from users. */
-const BRAIN_EVENT = /^(agent\.|span\.|session\.status_(running|idle|rescheduled)$|session\.error$)/;
 
 interface Running {
   child: BrainChild;
   calls: Map<number, AbortController>;
+  /** Position of the newest input (a message, a result) appended since the brain started. */
+  lastInput: number;
+  /** Where the brain last said it had nothing to do. */
+  idleThrough?: number;
+  /** Events appended while this brain's own append runs: sent after its reply, less its own. */
+  held?: LoggedEvent[];
+  /** Malformed messages so far (the first few are reported). */
+  rejected: number;
 }
 
+const REPORTED_REJECTIONS = 3;
+/** Bytes of events one read by a brain returns at most (its view reads on from where a page ends). */
+const BRAIN_READ_BYTES = 8 * 1024 * 1024;
+const boundedSlice = (slice: EventSlice): EventSlice => ({ ...slice, maxBytes: Math.min(slice.maxBytes ?? BRAIN_READ_BYTES, BRAIN_READ_BYTES) });
+
 /**
- * Keeps one brain process per session that has work: wakes brains for new input, at start for
- * sessions that were running, and again when a brain dies. Serves the brains' requests against
- * the log and the hands; a brain can append only brain events.
+ * Keeps one brain process per session that has work, and serves their requests against the log
+ * and the hands. It never reads a session's log to decide anything: input events start a brain
+ * (the brain works out from the log what is pending), every event appended while a brain runs
+ * is passed on to it, a brain that exits cleanly having seen every input is not replaced, and
+ * one that crashes is (until it crashes too often). Every message a brain sends is checked
+ * (ipc-schema.ts) before anything is done with it; a brain can append only brain events.
  */
 export class BrainSupervisor {
   private readonly running = new Map<string, Running>();
   private readonly restarts = new Map<string, number[]>();
-  private readonly deltas = new Topic<string, LiveDelta>();
-  /** Text being written now, per session and event id: replayed to late subscribers. */
-  private readonly writing = new Map<string, Map<string, { start: LiveDelta; text: string }>>();
+  private readonly liveText = new LiveTextRelay();
   private unsubscribe?: () => void;
   private stopped = false;
 
@@ -56,30 +76,22 @@ export class BrainSupervisor {
 
   /** Wakes every session that was running (after a crash or a quit) and follows new input. */
   start(): void {
-    this.unsubscribe = this.opts.log.subscribeAll(({ sessionId, event }) => {
-      // Text being written ends as its event is logged, or with its request.
-      const writing = this.writing.get(sessionId);
-      if (writing) {
-        writing.delete(event.id);
-        if (writing.size === 0 || event.type === 'span.model_request_end') this.writing.delete(sessionId);
-      }
-      if (!event.type.startsWith('user.') && event.type !== 'system.message') return;
-      const brain = this.running.get(sessionId);
-      if (brain) brain.child.send({ t: event.type === 'user.interrupt' ? 'interrupt' : 'wake' });
-      else this.wake(sessionId);
-    });
+    this.unsubscribe = this.opts.log.subscribeAll(({ sessionId, event }) => this.onAppended(sessionId, event));
     for (const id of this.opts.log.sessionsToResume()) this.wake(id);
   }
 
-  /** Starts a fresh brain for the session if it has work and none is running. */
+  /**
+   * Starts a fresh brain for the session unless one is running (or the session is archived or
+   * gone). The brain decides from the log what, if anything, is pending.
+   */
   wake(sessionId: string): boolean {
     if (this.stopped || this.running.has(sessionId)) return false;
     const session = this.opts.log.findSession(sessionId);
     if (!session || session.archived_at) return false;
-    if (!hasWork(analyse(allEvents(this.opts.log, sessionId)))) return false;
     const child = (this.opts.spawn ?? defaultSpawn)(sessionId);
-    const brain: Running = { child, calls: new Map() };
+    const brain: Running = { child, calls: new Map(), lastInput: 0, rejected: 0 };
     this.running.set(sessionId, brain);
+    this.opts.logger?.info({ session_id: sessionId, pid: child.pid }, 'brain started');
     child.onMessage((m) => this.onBrainMessage(sessionId, brain, m));
     child.onExit((code, signal) => this.onBrainExit(sessionId, brain, code, signal));
     return true;
@@ -100,22 +112,12 @@ export class BrainSupervisor {
    * that arrives mid-reply first gets what was written so far.
    */
   subscribeDeltas(sessionId: string, listener: (d: LiveDelta) => void): () => void {
-    for (const [id, w] of this.writing.get(sessionId) ?? []) {
-      listener(w.start);
-      if (w.text) listener({ type: 'event_delta', event_id: id, delta: { type: 'content_delta', content: { type: 'text', text: w.text }, index: 0 } });
-    }
-    return this.deltas.subscribe(sessionId, listener);
+    return this.liveText.subscribe(sessionId, listener);
   }
 
-  private remember(sessionId: string, d: LiveDelta): void {
-    let writing = this.writing.get(sessionId);
-    if (d.type === 'event_start') {
-      if (!writing) this.writing.set(sessionId, (writing = new Map()));
-      writing.set(d.event.id, { start: d, text: '' });
-    } else {
-      const w = writing?.get(d.event_id);
-      if (w) w.text += d.delta.content.text;
-    }
+  /** Publishes live text (the vault also pushes here what it held back while redacting). */
+  pushDelta(sessionId: string, d: LiveDelta): void {
+    this.liveText.publish(sessionId, d);
   }
 
   async stop(): Promise<void> {
@@ -128,71 +130,148 @@ export class BrainSupervisor {
     this.running.clear();
   }
 
-  private onBrainMessage(sessionId: string, brain: Running, m: BrainToHost): void {
-    if (m.t === 'delta') {
-      this.remember(sessionId, m.delta);
-      return this.deltas.publish(sessionId, m.delta);
+  /** Every committed event: passed on to the session's brain, or a reason to start one. */
+  private onAppended(sessionId: string, event: LoggedEvent): void {
+    this.liveText.logged(sessionId, event);
+    const brain = this.running.get(sessionId);
+    if (brain) {
+      if (WAKING_TYPES.has(event.type)) brain.lastInput = Math.max(brain.lastInput, event.seq);
+      if (brain.held) brain.held.push(event);
+      else this.send(sessionId, brain, { t: 'events', events: [event] });
+      return;
     }
-    if (m.t === 'cancel') return brain.calls.get(m.id)?.abort();
-    if (m.t !== 'req') return;
-    const reply = (ok: boolean, valueOrError: unknown) => {
-      if (this.running.get(sessionId) !== brain) return;
-      try {
-        brain.child.send(ok ? { t: 'res', id: m.id, ok: true, value: valueOrError } : { t: 'res', id: m.id, ok: false, error: String(valueOrError) });
-      } catch {
-        // The brain is gone; its exit handler cleans up.
-      }
-    };
-    this.handle(sessionId, brain, m).then(
-      (v) => reply(true, v),
-      (err) => reply(false, err instanceof Error ? err.message : err),
-    );
+    if (WAKING_TYPES.has(event.type)) this.wake(sessionId);
+    else if (event.type === 'user.interrupt') {
+      // Only a running session has something to interrupt (and it normally has a brain).
+      const status = this.opts.log.findSession(sessionId)?.status;
+      if (status === 'running' || status === 'rescheduling') this.wake(sessionId);
+    }
   }
 
-  private async handle(sessionId: string, brain: Running, m: Extract<BrainToHost, { t: 'req' }>): Promise<unknown> {
-    const { log } = this.opts;
-    const args = (m.args ?? {}) as Record<string, unknown>;
-    switch (m.op) {
-      case 'readEvents':
-        return log.getEvents(sessionId, (args.slice ?? {}) as EventSlice);
-      case 'emit': {
-        const events = args.events as EventInput[];
-        if (!Array.isArray(events) || events.some((e) => typeof e?.type !== 'string' || !BRAIN_EVENT.test(e.type))) {
-          throw new Error('a brain may append only agent.*, span.*, session.status_* and session.error events');
-        }
-        return log.emitEvents(sessionId, events, `brain:${String(args.key)}`);
-      }
-      case 'execute': {
-        const ctrl = new AbortController();
-        brain.calls.set(m.id, ctrl);
-        try {
-          return await this.opts.hands.execute(sessionId, typeof args.hand === 'string' ? args.hand : undefined, String(args.name), (args.input ?? {}) as Record<string, unknown>, {
-            signal: ctrl.signal,
-            toolUseId: typeof args.toolUseId === 'string' ? args.toolUseId : undefined,
-          });
-        } finally {
-          brain.calls.delete(m.id);
-        }
-      }
-      case 'agent':
-        return log.getSession(sessionId).record.agent;
-      case 'hands':
-        return this.opts.hands.list(sessionId);
-      default:
-        throw new Error(`unknown request ${String(m.op)}`);
+  private send(sessionId: string, brain: Running, message: HostToBrain): void {
+    if (this.running.get(sessionId) !== brain) return;
+    try {
+      brain.child.send(message);
+    } catch (err) {
+      // The brain is gone (its exit handler cleans up) or the value cannot be sent.
+      if (message.t === 'res') this.send(sessionId, brain, { t: 'res', id: message.id, ok: false, error: `the reply could not be sent: ${errorText(err)}` });
     }
+  }
+
+  private onBrainMessage(sessionId: string, brain: Running, raw: unknown, inBatch = false): void {
+    try {
+      const parsed = inBatch ? parseBatchedMessage(raw) : parseBrainMessage(raw);
+      if (!parsed.ok) {
+        if (brain.rejected++ < REPORTED_REJECTIONS) console.error(`corral: refused a message from the brain of ${sessionId}: ${parsed.error}`);
+        if (parsed.replyTo !== undefined) this.send(sessionId, brain, { t: 'res', id: parsed.replyTo, ok: false, error: parsed.error });
+        return;
+      }
+      const m = parsed.message;
+      switch (m.t) {
+        case 'delta': {
+          // Vault: live text is redacted like the events it becomes (those via the log's view).
+          const delta = this.opts.redactDelta ? this.opts.redactDelta(sessionId, m.delta) : m.delta;
+          if (delta) this.liveText.publish(sessionId, delta);
+          return;
+        }
+        case 'cancel':
+          return brain.calls.get(m.id)?.abort();
+        case 'idle':
+          brain.idleThrough = m.through;
+          return;
+        case 'req':
+          return this.serve(sessionId, brain, m);
+        case 'batch':
+          for (const inner of m.messages) this.onBrainMessage(sessionId, brain, inner, true);
+          return;
+      }
+    } catch (err) {
+      // Nothing a brain sends may throw in the host.
+      console.error(`corral: a message from the brain of ${sessionId} failed: ${errorText(err)}`);
+    }
+  }
+
+  private serve(sessionId: string, brain: Running, m: BrainRequest): void {
+    const fail = (err: unknown) => this.send(sessionId, brain, { t: 'res', id: m.id, ok: false, error: errorText(err) });
+    try {
+      switch (m.op) {
+        case 'emit':
+          return this.append(sessionId, brain, m.id, m.args.events, m.args.key, (out) => out);
+        case 'execute':
+          return void this.execute(sessionId, brain, m).catch(fail);
+        case 'readEvents':
+          // Bounded by bytes as well: a page of events of up to 4 MiB each would not be.
+          return this.reply(sessionId, brain, m.id, this.opts.log.getEvents(sessionId, boundedSlice(m.args.slice)));
+        case 'readPage':
+          return this.reply(sessionId, brain, m.id, this.opts.log.getEventPage(sessionId, boundedSlice(m.args.slice)));
+        case 'agent':
+          return this.reply(sessionId, brain, m.id, this.opts.log.getSession(sessionId).record.agent);
+        case 'hands':
+          return this.reply(sessionId, brain, m.id, this.opts.hands.list(sessionId));
+      }
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  private reply(sessionId: string, brain: Running, id: number, value: unknown): void {
+    this.send(sessionId, brain, { t: 'res', id, ok: true, value });
+  }
+
+  /**
+   * Appends for a brain and replies with `answer(appended)`. The brain's own appends reach it in
+   * the reply; anything appended meanwhile (by a listener) follows the reply, so the brain sees
+   * the log in order.
+   */
+  private append(sessionId: string, brain: Running, id: number, events: EventInput[], key: string, answer: (out: LoggedEvent[]) => unknown): void {
+    brain.held = [];
+    let others: LoggedEvent[];
+    try {
+      const out = this.opts.log.emitEvents(sessionId, events, `brain:${key}`);
+      this.reply(sessionId, brain, id, answer(out));
+      const own = new Set(out.map((e) => e.seq));
+      others = brain.held.filter((e) => !own.has(e.seq));
+    } catch (err) {
+      this.send(sessionId, brain, { t: 'res', id, ok: false, error: errorText(err) });
+      others = brain.held;
+    } finally {
+      brain.held = undefined;
+    }
+    if (others.length) this.send(sessionId, brain, { t: 'events', events: others });
+  }
+
+  /**
+   * Runs a tool call and records its result as the call ends, whether or not its brain is still
+   * there (a brain that died meanwhile had the call stopped: the outcome says so). A fresh brain
+   * that answered the call first ("outcome unknown") keeps its answer: both use the same key.
+   */
+  private async execute(sessionId: string, brain: Running, m: BrainRequest<'execute'>): Promise<void> {
+    const ctrl = new AbortController();
+    brain.calls.set(m.id, ctrl);
+    let outcome;
+    try {
+      outcome = await this.opts.hands.execute(sessionId, m.args.hand, m.args.name, m.args.input, { signal: ctrl.signal, toolUseId: m.args.toolUseId });
+    } finally {
+      brain.calls.delete(m.id);
+    }
+    // A host shutting down stopped the call: the next host's brain reports its outcome unknown.
+    if (this.stopped) return;
+    this.append(sessionId, brain, m.id, [toolResultEvent(m.args.toolUseId, outcome)], resultKey(m.args.toolUseId), (out) => out[0]);
   }
 
   private onBrainExit(sessionId: string, brain: Running, code: number | null, signal: string | null): void {
     if (this.running.get(sessionId) !== brain) return;
     this.running.delete(sessionId);
-    this.writing.delete(sessionId);
+    this.liveText.clear(sessionId);
     // Whatever the dead brain started on a hand is stopped: its outcome is reported as unknown.
     for (const c of brain.calls.values()) c.abort();
+    this.opts.logger?.[code === 0 ? 'info' : 'warn']({ session_id: sessionId, pid: brain.child.pid, code, signal }, code === 0 ? 'brain exited' : 'brain crashed');
     if (this.stopped) return;
     const log = this.opts.log;
     if (!log.findSession(sessionId)) return;
-    if (!hasWork(analyse(allEvents(log, sessionId)))) return;
+    // Gone idle having seen every input, and exited cleanly: nothing is left for a brain.
+    if (code === 0 && brain.idleThrough !== undefined && brain.lastInput <= brain.idleThrough) return;
+    // Crashed (or input arrived as it left): a fresh brain works out from the log what is pending.
     const now = Date.now();
     const recent = (this.restarts.get(sessionId) ?? []).filter((t) => now - t < 60_000);
     recent.push(now);
@@ -202,20 +281,16 @@ export class BrainSupervisor {
       const last = log.emitEvent(sessionId, { type: 'session.error', error: { type: 'unknown_error', message: why, retry_status: { type: 'terminal' } } });
       log.emitEvent(sessionId, { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null, handled_through: last.seq });
       this.restarts.delete(sessionId);
+      this.opts.logger?.error({ session_id: sessionId, restarts: recent.length }, 'brain crash loop: session stopped until new input');
       return;
     }
+    this.opts.logger?.warn({ session_id: sessionId, restarts: recent.length }, 'brain stopped with work pending: starting a new one');
     this.wake(sessionId);
   }
 }
 
-function allEvents(log: SessionLog, sessionId: string) {
-  const out = log.getEvents(sessionId, { limit: 100_000 });
-  while (out.length > 0 && out.length % 100_000 === 0) {
-    const page = log.getEvents(sessionId, { after: out[out.length - 1]!.seq, limit: 100_000 });
-    if (page.length === 0) break;
-    out.push(...page);
-  }
-  return out;
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -229,7 +304,9 @@ function defaultSpawn(sessionId: string): BrainChild {
 
 /** Forks a brain entry file for a session (also used to run the built entry from source). */
 export function forkBrain(entry: string, sessionId: string, execArgv: string[] = []): BrainChild {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // Vault: no secret in a brain's environment (an allowlist, child-env.ts, and no key: its model
+  // key is a capability for the host's model proxy, revoked when the brain exits).
+  const { env, release } = brainEnvironment(sessionId);
   // Inside Electron, fork runs the Electron binary: make it behave as Node.
   if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
   const child = fork(entry, [sessionId], {
@@ -249,6 +326,7 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
   }
   // Without a listener, an 'error' (a brain that could not start) would be thrown in the host.
   child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));
+  child.once('exit', release).once('close', release);
   return {
     send: (m) => {
       // A brain that has just died may still look connected: the write then fails (EPIPE),
@@ -256,7 +334,7 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
       // handled by onExit.
       if (child.connected) child.send(m, () => {});
     },
-    onMessage: (l) => child.on('message', (m) => l(m as BrainToHost)),
+    onMessage: (l) => child.on('message', l),
     onExit: (l) => {
       let told = false;
       const once = (code: number | null, sig: NodeJS.Signals | null) => {

@@ -15,7 +15,9 @@ export function builtinToolDefinitions(enabled: readonly string[], hands: readon
     const holders = hands.filter((h) => h.tools.includes(name));
     if (!def || holders.length === 0) continue;
     if (hands.length <= 1) {
-      defs.push(def);
+      // What the model must know about where its commands run (sandboxed or not) goes with bash.
+      const notice = name === 'bash' ? hands[0]?.notice : undefined;
+      defs.push(notice ? { ...def, description: `${def.description}\n\n${notice}` } : def);
       continue;
     }
     const list = holders.map((h) => `${h.name}: ${h.description}`).join('; ');

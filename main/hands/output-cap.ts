@@ -164,12 +164,13 @@ export class OutputCollector {
   }
 
   finish(): CollectedOutput {
-    const tailText = this.tailChunks.slice(this.tailStart).map((c) => c.text).join('');
-    const headText = this.headChunks.join('');
+    const tailTexts = this.tailChunks.slice(this.tailStart).map((c) => c.text);
     const dropped = this.droppedBytes > 0;
+    // One join when nothing was dropped: `head + tail` would be a rope that the first slice of it
+    // flattens again, a second copy of up to 64 MiB on the host's loop.
     return {
-      head: dropped ? headText : headText + tailText,
-      tail: dropped ? tailText : '',
+      head: dropped ? this.headChunks.join('') : [...this.headChunks, ...tailTexts].join(''),
+      tail: dropped ? tailTexts.join('') : '',
       totalChars: this.totalChars,
       totalBytes: this.totalBytes,
       droppedBytes: this.droppedBytes,

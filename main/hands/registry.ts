@@ -1,14 +1,22 @@
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { EnvironmentStore } from '../catalog/environments';
+import type { Logger } from '../logging/logger';
 import type { SessionLog } from '../session/store';
 import { createLocalHand } from './local';
+import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPolicy, workingDirProblem, type LocalConfig, type LocalPlaces } from './local-policy';
+import { sandboxAvailability, type SandboxState } from './local/sandbox';
+import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
 import { applyResources } from './resources';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
+import { writeTextFile } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
+
+const describeNetworkOf = (hosts: readonly string[]) => describeNetwork({ denyRead: [], allowedHosts: hosts });
 
 /** Upper bound of any one call on a hand; bash's own timeout is usually shorter. */
 const CALL_TIMEOUT_MS = 15 * 60_000;
@@ -21,6 +29,8 @@ export interface HandInfo {
   tools: string[];
   /** Definitions of tools only this kind has (e.g. `screenshot`). */
   extraTools: KindTool['definition'][];
+  /** What the model must know about this hand's commands (e.g. that they are not sandboxed). */
+  notice?: string;
 }
 
 /** One hand a session holds, with its environment's config (undefined when that was deleted). */
@@ -39,8 +49,16 @@ export interface HandRegistryOptions {
   log: SessionLog;
   environments: EnvironmentStore;
   dataDir: string;
+  /** Per-session work folders live here; outside the data folder. */
+  workRoot: string;
+  /** Further folders a `local` environment's working_dir may name (default: none beyond the work root). */
+  allowedWorkRoots?: readonly string[];
+  /** `false` turns the local hands' sandbox off for this host, on purpose (default: on). */
+  sandbox?: boolean;
   /** Remote kinds by config type (ssh, docker, adb). `local` is built in. */
   kinds: Record<string, RemoteHandKind<any>>;
+  /** Where provisioning failures and lost hands are logged. */
+  logger?: Logger;
 }
 
 /**
@@ -51,14 +69,43 @@ export interface HandRegistryOptions {
 export class HandRegistry {
   private readonly live = new Map<string, Live>();
   private readonly members: HandMembership;
+  private readonly places: LocalPlaces;
+  private readonly ledger: ProcessGroupLedger;
+  /** The sandbox's availability once known (found in the background at start). */
+  private sandboxKnown: SandboxState | undefined;
 
   constructor(private readonly opts: HandRegistryOptions) {
     this.members = new HandMembership(opts.log);
+    this.places = { dataDir: opts.dataDir, workRoot: opts.workRoot, allowedWorkRoots: opts.allowedWorkRoots };
+    checkWorkRoot(this.places);
+    fs.mkdirSync(opts.workRoot, { recursive: true, mode: 0o700 });
+    this.ledger = new ProcessGroupLedger(pgroupDir(opts.dataDir));
+    if (opts.sandbox === false) {
+      this.sandboxKnown = { enabled: false, reason: 'the sandbox is turned off for this host', on_purpose: true };
+    } else {
+      void sandboxAvailability().then((a) => {
+        this.sandboxKnown = a.ok ? { enabled: true, network: '' } : { enabled: false, reason: a.reason, on_purpose: false };
+        if (!a.ok) opts.logger?.warn({ reason: a.reason }, 'commands on local hands will run WITHOUT a sandbox');
+      });
+    }
   }
 
   /** The session's work folder on this machine (the local main hand's). */
   workDirOf(sessionId: string): string {
-    return path.join(this.opts.dataDir, 'work', sessionId);
+    return path.join(this.opts.workRoot, sessionId);
+  }
+
+  /** Why a `local` environment may not use `dir` as its working_dir (undefined: it may). */
+  workingDirProblem(dir: unknown): string | undefined {
+    return workingDirProblem(this.places, dir);
+  }
+
+  /** How a local hand with this config runs its commands, as far as is known now. */
+  private localSandbox(config: Record<string, unknown> | undefined): SandboxState | undefined {
+    if (config?.sandbox === false) return { enabled: false, reason: 'the sandbox is turned off for this environment (sandbox: false)', on_purpose: true };
+    const known = this.sandboxKnown;
+    if (known?.enabled) return { enabled: true, network: describeNetworkOf(sandboxPolicy(this.places, (config ?? {}) as LocalConfig).allowedHosts) };
+    return known;
   }
 
   /** The hands the session holds, for tool descriptions. */
@@ -66,12 +113,15 @@ export class HandRegistry {
     return this.specs(sessionId).map((spec) => {
       const type = spec.config?.type ?? 'missing';
       const kind = this.opts.kinds[type];
+      const local = type === 'local' ? this.localSandbox(spec.config) : undefined;
+      const localDir = String(spec.config?.working_dir ?? (spec.name === MAIN_HAND ? this.workDirOf(sessionId) : path.join(this.workDirOf(sessionId), spec.name)));
       return {
         name: spec.name,
         kind: type,
-        description: type === 'local' ? `this machine, folder ${String(spec.config?.working_dir ?? this.workDirOf(sessionId))}` : kind ? kind.describe(spec.config) : `unavailable (${type})`,
+        description: type === 'local' ? describeLocal(localDir, local) : kind ? kind.describe(spec.config) : `unavailable (${type})`,
         tools: [...BUILTIN_TOOL_NAMES, ...(kind?.extraTools ?? []).map((t) => t.definition.name)],
         extraTools: (kind?.extraTools ?? []).map((t) => t.definition),
+        ...(type === 'local' && sandboxNotice(local) ? { notice: sandboxNotice(local) } : {}),
       };
     });
   }
@@ -96,7 +146,7 @@ export class HandRegistry {
       if (opts.signal?.aborted) ctrl.abort();
       const extra = got.extra.find((t) => t.definition.name === tool);
       const outcome = extra && got.shell ? await extra.run(got.shell, input, { signal: ctrl.signal }) : await got.hand.execute(tool, input, { signal: ctrl.signal, timeoutMs: opts.timeoutMs });
-      return this.keepFullOutput(sessionId, opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } });
+      return await this.keepFullOutput(sessionId, opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } });
     } finally {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
@@ -200,10 +250,28 @@ export class HandRegistry {
       let got: Awaited<Live['ready']>;
       let description: string;
       let workDir: string;
+      let facts: Record<string, unknown> | undefined;
       if (type === 'local') {
-        workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : spec.name === MAIN_HAND ? this.workDirOf(sessionId) : path.join(this.workDirOf(sessionId), spec.name);
-        got = { hand: createLocalHand({ workDir }), extra: [] };
-        description = `this machine, folder ${workDir}`;
+        const config = spec.config as Record<string, unknown> & LocalConfig;
+        if (config.working_dir !== undefined) {
+          // Checked when the environment was saved; again here, since the host's roots may have changed.
+          const problem = this.workingDirProblem(config.working_dir);
+          if (problem) throw new Error(`working_dir ${problem}`);
+        }
+        workDir = typeof config.working_dir === 'string' ? config.working_dir : spec.name === MAIN_HAND ? this.workDirOf(sessionId) : path.join(this.workDirOf(sessionId), spec.name);
+        const off = this.opts.sandbox === false ? 'the sandbox is turned off for this host' : config.sandbox === false ? 'the sandbox is turned off for this environment (sandbox: false)' : undefined;
+        const hand = createLocalHand({
+          workDir,
+          sandbox: off ? false : sandboxPolicy(this.places, config),
+          sandboxOffReason: off,
+          tmpDir: path.join(this.opts.workRoot, '.tmp', `${sessionId}-${spec.name}`),
+          env: config.env as Record<string, string> | undefined,
+          ledger: this.ledger,
+        });
+        const sandbox = await hand.sandboxState();
+        got = { hand, extra: [] };
+        description = describeLocal(workDir, sandbox);
+        facts = { sandbox };
       } else {
         const kind = type ? this.opts.kinds[type] : undefined;
         if (!kind) throw new Error(`an environment of type '${type}' cannot run here (Corral runs local, ssh, docker and adb hands)`);
@@ -211,32 +279,39 @@ export class HandRegistry {
         const shell = await kind.connect(spec.config, { signal, label });
         workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})` }), shell, extra: kind.extraTools ?? [] };
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env: spec.config.env as Record<string, string> | undefined }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
           // whichever session holds the hand now records it.
           this.forget(live);
+          this.opts.logger?.warn({ session_id: live.sessionId, hand: live.name, kind: type, reason }, 'hand lost');
           if (log.findSession(live.sessionId)) log.emitEvent(live.sessionId, { type: 'hand.lost', hand: live.name, reason });
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
       if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir }, signal);
-      log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts });
+      log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts });
       return got;
     } catch (err) {
+      this.opts.logger?.warn({ session_id: sessionId, hand: spec.name, kind: type ?? 'missing', error: err instanceof Error ? err.message : String(err) }, 'hand provisioning failed');
       log.emitEvent(sessionId, { type: 'hand.lost', hand: spec.name, reason: `provisioning failed: ${err instanceof Error ? err.message : String(err)}` });
       throw err;
     }
   }
 
-  /** Keeps an output too long for the model in a file for the UI; the model's copy stays capped. */
-  private keepFullOutput(sessionId: string, toolUseId: string | undefined, outcome: ToolOutcome): ToolOutcome {
+  /**
+   * Keeps an output too long for the model in a file for the UI; the model's copy stays capped.
+   * Asynchronous and written a slice at a time: a full output may be 64 MiB, and the host's loop
+   * must wait neither on the disk nor on encoding it all at once.
+   */
+  private async keepFullOutput(sessionId: string, toolUseId: string | undefined, outcome: ToolOutcome): Promise<ToolOutcome> {
     if (!outcome.fullOutput) return outcome;
     const { fullOutput, ...rest } = outcome;
     const dir = path.join(this.opts.dataDir, 'outputs', sessionId);
-    fs.mkdirSync(dir, { recursive: true });
+    // Transcripts are private: 0700 folders, 0600 files (whatever the umask).
+    await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
     const name = `${(toolUseId ?? `call_${Date.now()}`).replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
-    fs.writeFileSync(path.join(dir, name), fullOutput);
+    await writeTextFile(path.join(dir, name), fullOutput);
     return { ...rest, details: { ...rest.details, full_output: { file: name, chars: fullOutput.length } } };
   }
 }

@@ -99,7 +99,8 @@ async function shipClone(repo: RepoResource, dest: string, shell: RemoteShell, w
     }
     return { via: 'this machine' };
   } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    // Not rmSync: a clone may hold tens of thousands of files, seconds of the host's loop.
+    await fs.promises.rm(tmp, { recursive: true, force: true });
   }
 }
 

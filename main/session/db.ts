@@ -18,9 +18,18 @@ export interface OpenDatabaseOptions {
 
 /** Opens (and migrates) the database in WAL mode with commits that survive a process crash. */
 export function openDatabase(opts: OpenDatabaseOptions): Database.Database {
-  fs.mkdirSync(path.dirname(opts.file), { recursive: true });
+  fs.mkdirSync(path.dirname(opts.file), { recursive: true, mode: 0o700 });
   const db = new Database(opts.file, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
   db.pragma('journal_mode = WAL');
+  // Every transcript is in here: readable by its owner only, whatever the umask was. SQLite gives
+  // the WAL and shared-memory files the database file's permissions.
+  for (const f of [opts.file, `${opts.file}-wal`, `${opts.file}-shm`]) {
+    try {
+      fs.chmodSync(f, fs.statSync(f).mode & 0o700);
+    } catch {
+      // Not there (yet), or not ours to change (a read-only copy): nothing to do.
+    }
+  }
   // In WAL mode NORMAL keeps every committed transaction through a process crash (kill -9);
   // only a power loss can drop the last commits.
   db.pragma('synchronous = NORMAL');

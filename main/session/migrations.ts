@@ -78,6 +78,81 @@ export const migrations: ReadonlyArray<(db: Database) => void> = [
       CREATE INDEX environments_created ON environments(created_at, id);
     `);
   },
+  // 2: events become a rowid table with (session_id, seq) as a unique index. In the WITHOUT
+  // ROWID table of migration 1 an event's body was part of its primary-key entry, and SQLite
+  // reads a whole overflowing entry to compare keys: every seek that passed a 4 MiB event read
+  // 4 MiB (about 1 ms), even `max(seq)`. Now the key b-trees hold keys only.
+  (db) => {
+    db.exec(`
+      CREATE TABLE events_v2 (
+        session_id   TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        id           TEXT NOT NULL,
+        type         TEXT NOT NULL,
+        processed_at TEXT NOT NULL,
+        idem_key     TEXT,
+        body         TEXT NOT NULL
+      );
+      INSERT INTO events_v2 (session_id, seq, id, type, processed_at, idem_key, body)
+        SELECT session_id, seq, id, type, processed_at, idem_key, body FROM events ORDER BY session_id, seq;
+      DROP TABLE events;
+      ALTER TABLE events_v2 RENAME TO events;
+      CREATE UNIQUE INDEX events_position ON events(session_id, seq);
+      CREATE UNIQUE INDEX events_id ON events(id);
+      CREATE UNIQUE INDEX events_idem ON events(session_id, idem_key) WHERE idem_key IS NOT NULL;
+      CREATE INDEX events_type ON events(session_id, type, seq);
+
+      CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+      BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be changed'); END;
+      CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+      WHEN NOT EXISTS (SELECT 1 FROM event_purge_grants g WHERE g.session_id = OLD.session_id)
+      BEGIN SELECT RAISE(ABORT, 'the event log is append-only: events cannot be removed'); END;
+    `);
+  },
+  // 3: the vault. Secrets are sealed (AES-256-GCM) by main/vault before they get here: the
+  // `secret` column holds ciphertext only; `record` holds what the API shows (never a value).
+  (db) => {
+    db.exec(`
+      CREATE TABLE vaults (
+        id          TEXT PRIMARY KEY,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        archived_at TEXT,
+        record      TEXT NOT NULL
+      );
+      CREATE INDEX vaults_created ON vaults(created_at, id);
+
+      CREATE TABLE vault_credentials (
+        id           TEXT PRIMARY KEY,
+        vault_id     TEXT NOT NULL REFERENCES vaults(id) ON DELETE CASCADE,
+        kind         TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        archived_at  TEXT,
+        last_used_at TEXT,
+        -- One live credential per MCP server URL, and per variable name, in a vault.
+        unique_key   TEXT,
+        record       TEXT NOT NULL,
+        secret       BLOB NOT NULL
+      );
+      CREATE INDEX vault_credentials_list ON vault_credentials(vault_id, created_at, id);
+      CREATE UNIQUE INDEX vault_credentials_unique ON vault_credentials(vault_id, unique_key)
+        WHERE unique_key IS NOT NULL AND archived_at IS NULL;
+
+      -- How the vault key is had (key file or passphrase), the passphrase's salt, and a sealed
+      -- check value that tells a wrong key from a right one.
+      CREATE TABLE vault_keyring (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        mode        TEXT NOT NULL,
+        kdf         TEXT,
+        salt        BLOB,
+        check_value BLOB NOT NULL,
+        created_at  TEXT NOT NULL
+      );
+
+      CREATE TABLE vault_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    `);
+  },
 ];
 
 /** Applies every migration above `PRAGMA user_version`, all in one write transaction. */

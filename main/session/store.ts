@@ -8,7 +8,9 @@ import { Topic } from './subscriptions';
 import {
   LogInputError,
   SessionNotFoundError,
+  type EventHead,
   type EventInput,
+  type EventJson,
   type EventSlice,
   type LoggedEvent,
   type SessionRow,
@@ -294,6 +296,30 @@ export class SessionLog {
   getEvents(sessionId: string, slice: EventSlice = {}): LoggedEvent[] {
     if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
     return this.reader.read(segmentsOf(sessionId, this.lookup), slice);
+  }
+
+  /**
+   * One page of a slice and whether the slice goes on past it (the page stopped at its `limit`
+   * or `maxBytes`; after a byte-bounded page the rest may turn out empty).
+   */
+  getEventPage(sessionId: string, slice: EventSlice = {}): { events: LoggedEvent[]; more: boolean } {
+    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    return this.reader.readPage(segmentsOf(sessionId, this.lookup), slice);
+  }
+
+  /** A slice as the JSON text of each event, not parsed: for readers that only pass events on. */
+  getEventJson(sessionId: string, slice: EventSlice = {}): EventJson[] {
+    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    return this.reader.readJson(segmentsOf(sessionId, this.lookup), slice);
+  }
+
+  /**
+   * A slice's positions, ids, types and sizes, without loading the events: a reader that sends
+   * what it reads sizes its pages with it, and reads only the events it does not hold already.
+   */
+  getEventHeads(sessionId: string, slice: EventSlice = {}): EventHead[] {
+    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    return this.reader.readHeads(segmentsOf(sessionId, this.lookup), slice);
   }
 
   /** The event with this id if it is part of the session's log (its own or shared by a fork). */

@@ -71,6 +71,32 @@ export interface EventSlice {
   order?: 'asc' | 'desc';
   /** At most this many events; default 1000. */
   limit?: number;
+  /**
+   * Stop once the slice holds this many bytes of event JSON (UTF-8, as stored): the event that
+   * reaches the mark is the last one, so a slice holds less than `maxBytes` plus one event
+   * (at most MAX_EVENT_BYTES). Readers that send what they read use it to size pages by bytes.
+   */
+  maxBytes?: number;
+}
+
+/** Where an event sits in the log and how big it is, read without reading the event. */
+export interface EventHead {
+  seq: number;
+  id: string;
+  type: string;
+  /** Bytes of its stored JSON (UTF-8, without `seq`). */
+  bytes: number;
+}
+
+/**
+ * An event as the JSON text a reader is sent, read without parsing it: `json` is exactly
+ * `JSON.stringify` of the LoggedEvent at `seq`.
+ */
+export interface EventJson {
+  seq: number;
+  id: string;
+  type: string;
+  json: string;
 }
 
 /** Thrown for bad input to the log: the caller's fault, nothing was written. */

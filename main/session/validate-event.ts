@@ -1,7 +1,12 @@
 import { LogInputError, type EventInput } from './types';
 
-/** Largest event body the log accepts; bigger outputs are kept outside the log (hands issue). */
-export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+/**
+ * Largest event the log accepts: its JSON as stored, in UTF-8 bytes (4 MiB). Every reader of
+ * the log (the SSE stream, the UI, a brain) holds whole events, so this bounds what one event
+ * costs each of them. Large data belongs elsewhere: a hand's full output is kept in
+ * `DATA/outputs`, the model gets a capped copy. It leaves room for a base64 image of about 3 MB.
+ */
+export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 const RESERVED = ['processed_at', 'seq'] as const;
 /** A caller may name an event's id in advance (the brain does, so live text can point at it). */
@@ -38,8 +43,36 @@ export function serialiseEvent(event: object, where = 'event'): string {
     throw new LogInputError(`${where} is not serialisable: ${(err as Error).message}`);
   }
   // Bytes are at most 3× UTF-16 units: only measure when it could matter.
-  if (json.length * 3 > MAX_EVENT_BYTES && Buffer.byteLength(json) > MAX_EVENT_BYTES) {
-    throw new LogInputError(`${where} is larger than ${MAX_EVENT_BYTES} bytes`);
+  if (json.length * 3 > MAX_EVENT_BYTES) {
+    const bytes = Buffer.byteLength(json);
+    if (bytes > MAX_EVENT_BYTES) throw new LogInputError(oversizeMessage(event, where, bytes));
   }
   return json;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** Says how big the event is and names its largest field, the one to make smaller. */
+function oversizeMessage(event: object, where: string, bytes: number): string {
+  let largest: { path: string; bytes: number } | undefined;
+  try {
+    largest = largestString(event, where);
+  } catch {
+    // Nested too deeply to walk: the size alone still says what is wrong.
+  }
+  const field = largest ? `; its largest field, ${largest.path}, is ${fmt(largest.bytes)} bytes` : '';
+  return `${where} is ${fmt(bytes)} bytes of JSON, over the log's limit of ${fmt(MAX_EVENT_BYTES)} bytes (4 MiB) per event${field}`;
+}
+
+/** The string value with the most UTF-8 bytes anywhere in `value`, with its path. */
+export function largestString(value: unknown, path: string): { path: string; bytes: number } | undefined {
+  if (typeof value === 'string') return { path, bytes: Buffer.byteLength(value) };
+  if (typeof value !== 'object' || value === null) return undefined;
+  let best: { path: string; bytes: number } | undefined;
+  const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [`.${k}`, v] as const);
+  for (const [step, child] of entries) {
+    const found = largestString(child, path + step);
+    if (found && (!best || found.bytes > best.bytes)) best = found;
+  }
+  return best;
 }

@@ -1,9 +1,11 @@
 import path from 'node:path';
-import { app, BrowserWindow, dialog, session, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, protocol, session, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
 import { createHost, type Host } from '../host';
-import { appLocation, appUrl, isAppUrl } from './app-url';
+import { createLogger, levelFromEnv } from '../logging/logger';
+import { APP_SCHEME, appLocation, appUrl, isAppUrl, serveBundle } from './app-url';
 import { dataDirFlag } from './args';
 import { registerIpc } from './ipc';
+import { safeStorageKeyWrapper } from './vault-key';
 
 /**
  * The desktop app's main process: one window onto the host. Everything of substance is in the
@@ -14,6 +16,11 @@ import { registerIpc } from './ipc';
 // like the headless server's default (main/data-dir.ts) so both find the same folder.
 app.setName('Corral');
 app.setPath('userData', path.join(app.getPath('appData'), 'Corral'));
+
+// Every renderer sandboxed, whatever a window's options say.
+app.enableSandbox();
+// The built page is served under corral://app/ (main/shell/app-url.ts), not from file://.
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, corsEnabled: true } }]);
 
 const here = import.meta.dirname; // out/main
 const location = appLocation(path.join(here, '../renderer'), app.isPackaged ? undefined : process.env.ELECTRON_RENDERER_URL);
@@ -39,18 +46,31 @@ if (!app.requestSingleInstanceLock()) {
 }
 
 function start(): void {
-  const dataDir = path.resolve(dataDirFlag(process.argv) ?? process.env.CORRAL_DATA ?? app.getPath('userData'));
+  const dataDir = path.resolve(dataDirFlag(process.argv) ?? (process.env.CORRAL_DATA || app.getPath('userData')));
+  // The app logs to DATA/logs/corral.log only (synchronous writes: no worker threads in Electron).
+  const logger = createLogger({ dataDir, level: levelFromEnv(process.env.CORRAL_LOG_LEVEL) });
   try {
-    host = createHost({ dataDir, nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined, brains: true, what: 'the Corral desktop app' });
+    host = createHost({
+      dataDir,
+      nativeBinding: process.env.CORRAL_SQLITE_BINDING || undefined,
+      brains: true,
+      what: 'the Corral desktop app',
+      logger,
+      vault: { keyWrapper: safeStorageKeyWrapper() },
+    });
   } catch (err) {
     fail(err, `Could not open the data folder ${dataDir}.`);
     return;
   }
+  host.vault.ready.catch((err: unknown) => fail(err, `Could not open the vault in ${dataDir}.`));
   console.log(`corral: data in ${dataDir}`);
 
-  // The page needs no permission (camera, notifications, …): refuse them all.
+  // The page needs no permission (camera, notifications, USB/HID/serial devices, …): refuse them all.
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   session.defaultSession.setPermissionCheckHandler(() => false);
+  session.defaultSession.setDevicePermissionHandler(() => false);
+  const bundle = location.kind === 'bundle' ? location : undefined;
+  if (bundle) protocol.handle(APP_SCHEME, (request) => serveBundle(bundle, request));
 
   unregisterIpc = registerIpc(host, isOurPage);
   createWindow();
@@ -68,7 +88,9 @@ function createWindow(): void {
     title: 'Corral',
     backgroundColor: '#15171c',
     webPreferences: {
-      preload,
+      // Reviewed: the preload exposes one object of named methods through contextBridge, nothing
+      // of Node or Electron (preload/index.ts).
+      preload, // eng-disable PRELOAD_JS_CHECK
       contextIsolation: true,
       sandbox: true,
       nodeIntegration: false,
@@ -76,6 +98,10 @@ function createWindow(): void {
       webviewTag: false,
       navigateOnDragDrop: false,
       spellcheck: false,
+      allowRunningInsecureContent: false,
+      experimentalFeatures: false,
+      // Middle-click opens links in new windows, past will-navigate.
+      disableBlinkFeatures: 'Auxclick',
     },
   });
   win.once('ready-to-show', () => win?.show());

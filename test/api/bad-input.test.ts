@@ -51,6 +51,20 @@ describe('bad input', () => {
     expect((await api(`/v1/sessions/${sessionId}`)).status).toBe(200);
   });
 
+  it('refuses an event over the 4 MiB cap with 400 naming the field, and writes nothing', async () => {
+    const before = eventCount();
+    const body = JSON.stringify({ events: [{ type: 'user.message', content: [{ type: 'text', text: 'ok' }, { type: 'text', text: 'x'.repeat(5 * 1024 * 1024) }] }] });
+    const res = await api(`/v1/sessions/${sessionId}/events`, { method: 'POST', body });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text.length).toBeLessThan(1000); // the field is named, not echoed
+    const json = JSON.parse(text) as { error: { type: string; message: string } };
+    expect(json.error.type).toBe('invalid_request_error');
+    expect(json.error.message).toContain('events[0].content[1].text');
+    expect(json.error.message).toContain('4 MiB');
+    expect(eventCount()).toBe(before);
+  });
+
   it('keeps concurrent sends to one session gapless and whole', async () => {
     const before = eventCount();
     const n = 60;
@@ -81,9 +95,9 @@ describe('bad input', () => {
     const notFound = await api('/v1/sessions/sesn_x/events');
     expect(notFound.status).toBe(404);
     expect(((await notFound.json()) as { error: { message: string } }).error.message).toContain('sesn_x');
-    const vaults = await api('/v1/vaults');
-    expect(vaults.status).toBe(404);
-    expect(((await vaults.json()) as { error: { message: string } }).error.message).toMatch(/not available in Corral/);
+    const unbuilt = await api('/v1/files');
+    expect(unbuilt.status).toBe(404);
+    expect(((await unbuilt.json()) as { error: { message: string } }).error.message).toMatch(/not available in Corral/);
     expect((await api(`/v1/sessions/${sessionId}/events?limit=0`)).status).toBe(400);
     expect((await api(`/v1/sessions?statuses[]=bogus`)).status).toBe(400);
     expect((await api(`/v1/sessions/${sessionId}/fork`, { method: 'POST', body: '{"at_seq": 99999}' })).status).toBe(400);

@@ -1,23 +1,34 @@
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { BACKLOG_PAGE, createUiService } from '../../main/api/ui/service';
+import { createUiService } from '../../main/api/ui/service';
 import { openDatabase } from '../../main/session/db';
 import { SessionLog } from '../../main/session/store';
+import type { LiveTextItem } from '../../main/api/ui/contract';
 import type { LoggedEvent } from '../../main/session/types';
 import { tmpDir } from '../helpers/tmp';
 
-/** A real log holding one session of `count` user messages. */
+/** Bytes of events per page of a replay in these tests. */
+const PAGE_BYTES = 64 * 1024;
+
+/** A real log holding one session of `count` user messages, all of one size. */
 function sessionWith(count: number) {
   const log = new SessionLog(openDatabase({ file: path.join(tmpDir(), 'corral.db') }));
   const { session } = log.createSession({ record: {} });
   log.emitEvents(
     session.id,
-    Array.from({ length: count }, (_, i) => ({ type: 'user.message', content: [{ type: 'text', text: `m${i + 1}` }] })),
+    Array.from({ length: count }, (_, i) => ({ type: 'user.message', content: [{ type: 'text', text: `m${String(i + 1).padStart(200, '0')}` }] })),
   );
-  const ui = createUiService({ log });
+  const ui = createUiService({ log, pageBytes: PAGE_BYTES });
   return { log, ui, sessionId: session.id };
 }
+
+/** Events in one page: a page ends with the event that reaches PAGE_BYTES. */
+const BACKLOG_PAGE = (() => {
+  const { log, sessionId } = sessionWith(1);
+  const { seq: _seq, ...stored } = log.getEvents(sessionId)[0]!;
+  return Math.ceil(PAGE_BYTES / Buffer.byteLength(JSON.stringify(stored)));
+})();
 
 async function until(cond: () => boolean, what: string) {
   for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
@@ -72,5 +83,30 @@ describe('watchEvents over a long backlog', () => {
     log.deleteSession(sessionId);
     for (let i = 0; i < 20; i++) await nextTurn();
     expect(got.length).toBe(BACKLOG_PAGE);
+  });
+});
+
+describe('watchLiveText for a client that is behind', () => {
+  it("drops an event's live text from the first item dropped to its end, and keeps other events whole", () => {
+    const log = new SessionLog(openDatabase({ file: path.join(tmpDir(), 'corral.db') }));
+    const { session } = log.createSession({ record: {} });
+    let feed!: (item: LiveTextItem) => void;
+    const ui = createUiService({ log, subscribeLiveText: (_id, listener) => ((feed = listener), () => {}) });
+    let congested = false;
+    const got: string[] = [];
+    ui.watch('watchLiveText', { sessionId: session.id }, (item) => got.push(item.type === 'event_start' ? `start ${item.event.id}` : `${item.event_id} ${(item.delta.content as { text: string }).text}`), {
+      congested: () => congested,
+    });
+    const start = (id: string): LiveTextItem => ({ type: 'event_start', event: { id, type: 'agent.message' } });
+    const delta = (id: string, text: string): LiveTextItem => ({ type: 'event_delta', event_id: id, delta: { type: 'content_delta', content: { type: 'text', text }, index: 0 } });
+    feed(start('a'));
+    feed(delta('a', '1'));
+    congested = true;
+    feed(delta('a', '2'));
+    congested = false;
+    feed(delta('a', '3')); // after a gap: dropped too
+    feed(start('b'));
+    feed(delta('b', '1'));
+    expect(got).toEqual(['start a', 'a 1', 'start b', 'b 1']);
   });
 });

@@ -19,11 +19,11 @@ describe('forkBrain', () => {
         while (!exitedYet) {
           const busyUntil = Date.now() + 2;
           while (Date.now() < busyUntil);
-          child.send({ t: 'wake' });
+          child.send({ t: 'events', events: [] });
           await new Promise((r) => setImmediate(r));
         }
         expect(await exited).toEqual([null, 'SIGKILL']);
-        child.send({ t: 'wake' }); // after the exit: ignored
+        child.send({ t: 'events', events: [] }); // after the exit: ignored
       }
       await new Promise((r) => setTimeout(r, 100));
       expect(uncaught).toEqual([]);

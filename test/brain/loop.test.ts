@@ -102,7 +102,7 @@ describe('the brain loop', () => {
     const events = await t.settled(id);
     const starts = events.filter((e) => e.type === 'span.model_request_start');
     // By the third request the first big result no longer fits: elided in the request only.
-    expect(starts[2]!.elided_seqs).toBeDefined();
+    expect(starts[2]).toMatchObject({ elided_count: 1, elided_through: events.find((e) => e.type === 'agent.tool_result')!.seq });
     const third = JSON.stringify(t.model.requests[2]!.body);
     expect(third).toContain('elided from this request');
     expect(third.length).toBeLessThan(20_000); // 5,000 tokens of budget at 4 characters each

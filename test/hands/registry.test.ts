@@ -14,7 +14,9 @@ afterEach(async () => {
 
 describe('hands of a session', () => {
   it('are provisioned lazily, take a hand argument when there are several, and can be handed over live', async () => {
-    const otherDir = tmpDir();
+    // A local environment's working_dir must lie in the folders the host allows.
+    const allowed = tmpDir();
+    const otherDir = path.join(allowed, 'other');
     t = await startBrainHost((req, i) => {
       if (i === 0) {
         // Several hands: every built-in tool takes a required `hand` naming them.
@@ -26,7 +28,7 @@ describe('hands of a session', () => {
       }
       if (i === 1) return { blocks: [{ type: 'tool_use', name: 'write', input: { file_path: 'on-main.txt', content: 'one', hand: 'main' } }] };
       return { blocks: [{ type: 'text', text: 'ok' }] };
-    });
+    }, { hostOptions: { allowedWorkRoots: [allowed] } });
     const second = t.host.environments.create({ name: 'second', config: { type: 'local', working_dir: otherDir }, metadata: {}, description: null });
     const id = t.newSession('use both hands');
     // Nothing provisioned at session start.

@@ -9,8 +9,8 @@ export interface BrainTestHost {
   host: Host;
   model: ModelServer;
   dataDir: string;
-  /** A session of an agent with the built-in toolset, with a first user message. */
-  newSession(text?: string, agent?: Record<string, unknown>): string;
+  /** A session of an agent with the built-in toolset, with a first user message (`record` adds to its record, e.g. vault_ids). */
+  newSession(text?: string, agent?: Record<string, unknown>, record?: Record<string, unknown>): string;
   /** Resolves when the session is idle with nothing pending (its brain may linger). */
   settled(sessionId: string, timeoutMs?: number): Promise<LoggedEvent[]>;
   events(sessionId: string): LoggedEvent[];
@@ -21,16 +21,31 @@ export interface BrainTestHost {
   close(): Promise<void>;
 }
 
-export async function startBrainHost(script: Script = [], opts: { retryBaseMs?: number; retries?: number; dataDir?: string; hostOptions?: Partial<HostOptions> } = {}): Promise<BrainTestHost> {
-  const model = await startModelServer(script);
-  // The brains are forked with this environment.
+export async function startBrainHost(
+  script: Script = [],
+  opts: {
+    retryBaseMs?: number;
+    retries?: number;
+    dataDir?: string;
+    hostOptions?: Partial<HostOptions>;
+    /** The only key the model server accepts (default: any). */
+    requireModelKey?: string;
+    /** The host's ANTHROPIC_API_KEY (default 'test-model-key'; null: unset). */
+    envModelKey?: string | null;
+  } = {},
+): Promise<BrainTestHost> {
+  const model = await startModelServer(script, { requireApiKey: opts.requireModelKey });
+  // The host's model upstream and fallback key (brains get neither: they call the host's model proxy).
   process.env.ANTHROPIC_BASE_URL = model.url;
-  process.env.ANTHROPIC_API_KEY = 'test-model-key';
+  if (opts.envModelKey === null) delete process.env.ANTHROPIC_API_KEY;
+  else process.env.ANTHROPIC_API_KEY = opts.envModelKey ?? 'test-model-key';
   process.env.CORRAL_RETRY_BASE_MS = String(opts.retryBaseMs ?? 20);
   process.env.CORRAL_RETRY_MAX_MS = '200';
   process.env.CORRAL_MODEL_RETRIES = String(opts.retries ?? 3);
   const dataDir = opts.dataDir ?? tmpDir();
-  let host = createHost({ dataDir, brains: true, ...opts.hostOptions });
+  // Work folders in a scratch folder of their own (the default is beside the data folder).
+  const workRoot = opts.hostOptions?.workRoot ?? tmpDir('corral-work-');
+  let host = createHost({ dataDir, brains: true, ...opts.hostOptions, workRoot });
   const env = host.environments.create({ name: 'local', config: { type: 'local' }, metadata: {}, description: null });
 
   const t: BrainTestHost = {
@@ -39,7 +54,7 @@ export async function startBrainHost(script: Script = [], opts: { retryBaseMs?: 
     },
     model,
     dataDir,
-    newSession(text = 'hello', agentOverrides = {}) {
+    newSession(text = 'hello', agentOverrides = {}, record = {}) {
       const agent = {
         type: 'agent',
         id: 'agent_test',
@@ -51,7 +66,7 @@ export async function startBrainHost(script: Script = [], opts: { retryBaseMs?: 
         ...agentOverrides,
       };
       const { session } = host.log.createSession(
-        { environment_id: env.id, record: { agent, title: text.slice(0, 40), metadata: {}, resources: [], vault_ids: [] } },
+        { environment_id: env.id, record: { agent, title: text.slice(0, 40), metadata: {}, resources: [], vault_ids: [], ...record } },
         [],
       );
       host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text }] });
@@ -81,7 +96,7 @@ export async function startBrainHost(script: Script = [], opts: { retryBaseMs?: 
       await host.close();
     },
     async restartHost() {
-      host = createHost({ dataDir, brains: true, ...opts.hostOptions });
+      host = createHost({ dataDir, brains: true, ...opts.hostOptions, workRoot });
     },
     async close() {
       await host.close().catch(() => {});

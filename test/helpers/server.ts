@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { startServer, type RunningServer } from '../../main/api/http/server';
 import { createHost, type Host } from '../../main/host';
+import type { Logger } from '../../main/logging/logger';
 import { tmpDir } from './tmp';
 
 /** A host with its HTTP server on a free loopback port, and an SDK client pointed at it. */
@@ -12,15 +13,16 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; logger?: Logger; stallMs?: number; allowedWorkRoots?: string[] } = {}): Promise<TestServer> {
   const dataDir = tmpDir();
-  const host = createHost({ dataDir });
+  const host = createHost({ dataDir, logger: opts.logger, workRoot: tmpDir('corral-work-'), allowedWorkRoots: opts.allowedWorkRoots });
   const apiKey = 'test-key-123';
   const server = await startServer(host, {
     port: 0,
     apiKey,
     rendererDir: opts.rendererDir ?? tmpDir(),
     heartbeatMs: opts.heartbeatMs,
+    stallMs: opts.stallMs,
   });
   const client = new Anthropic({ apiKey, baseURL: server.url, maxRetries: 0 });
   return {

@@ -1,19 +1,23 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Host } from '../../host';
+import type { SlowReaderOptions } from '../reader-limits';
 import { keyMatches, presentedKey } from './auth';
-import { ApiError, errorResponse, toApiError } from './errors';
+import { ApiError, errorResponse, isClientGone, toApiError } from './errors';
 import { newRequestId } from './ids';
+import { requestLog } from './request-log';
 import { agentRoutes } from './routes/agents';
 import { environmentRoutes } from './routes/environments';
 import { eventRoutes } from './routes/events';
 import { handCatalogRoutes, handRoutes } from './routes/hands';
+import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
 import { uiRoutes } from './routes/ui';
+import { vaultRoutes } from './routes/vaults';
 
 /** Options of the HTTP app. */
-export interface ApiAppOptions {
+export interface ApiAppOptions extends SlowReaderOptions {
   apiKey: string;
   rendererDir: string;
   /** Largest request body accepted (bytes). */
@@ -25,13 +29,25 @@ export interface ApiAppOptions {
 
 /**
  * The headless server's routes: the Managed-Agents-compatible API under /v1 (API key
- * required), and the UI (cookie-authorised WebSocket + static renderer).
+ * required), `/health` (no key), and the UI (cookie-authorised WebSocket + static renderer).
+ * Every request is logged to the host's logger.
  */
 export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   const app = new Hono();
   const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
 
-  app.onError((err, c) => errorResponse(c, toApiError(err)));
+  const logger = host.logger;
+  app.onError((err, c) => {
+    const reqId = c.get('requestId' as never) as string | undefined;
+    if (isClientGone(err, c.req.raw.signal)) {
+      // An aborted upload: nobody is left to answer, and it is not the server's fault.
+      logger.info({ req_id: reqId }, 'client closed the connection mid-request');
+      return errorResponse(c, new ApiError('invalid_request_error', 'the request ended early (the client closed the connection)'));
+    }
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) logger.error({ req_id: reqId, err }, 'request failed');
+    return errorResponse(c, apiErr);
+  });
   app.notFound((c) =>
     errorResponse(
       c,
@@ -39,6 +55,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     ),
   );
 
+  app.use('*', requestLog(logger));
   app.use('*', async (c, next) => {
     const id = newRequestId();
     c.set('requestId' as never, id as never);
@@ -48,6 +65,8 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     }
     await next();
   });
+
+  app.route('/health', healthRoutes(host));
 
   const v1 = new Hono();
   v1.use('*', async (c, next) => {
@@ -65,15 +84,16 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   );
   v1.route('/agents', agentRoutes(host));
   v1.route('/environments', environmentRoutes(host));
-  v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000 }));
+  v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000, stallMs: opts.stallMs }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
   v1.route('/sessions', sessionExtraRoutes(host));
   v1.route('/hands', handCatalogRoutes());
+  v1.route('/vaults', vaultRoutes(host));
   v1.all('*', (c) =>
     errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),
   );
   app.route('/v1', v1);
-  app.route('/', uiRoutes(host, { apiKey: opts.apiKey, rendererDir: opts.rendererDir }));
+  app.route('/', uiRoutes(host, { apiKey: opts.apiKey, rendererDir: opts.rendererDir, stallMs: opts.stallMs }));
   return app;
 }

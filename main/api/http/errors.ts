@@ -26,6 +26,14 @@ const STATUS: Record<ApiErrorType, number> = {
   api_error: 500,
 };
 
+/** Longest error message sent back: a message may quote the input, which may be megabytes. */
+const MAX_MESSAGE_CHARS = 2000;
+
+/** A piece of input quoted in a message, cut to `max` characters with the cut said plainly. */
+export function clip(text: string, max = 100): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
 /** An error the API reports as `{"type":"error","error":{type,message,details?}}`. */
 export class ApiError extends Error {
   readonly status: number;
@@ -34,22 +42,33 @@ export class ApiError extends Error {
     message: string,
     readonly details?: { error_code: string; [k: string]: unknown },
   ) {
-    super(message);
+    super(clip(message, MAX_MESSAGE_CHARS));
     this.status = STATUS[type];
   }
 }
 
-export const notFound = (what: string, id: string) => new ApiError('not_found_error', `${what} '${id}' was not found`);
+export const notFound = (what: string, id: string) => new ApiError('not_found_error', `${what} '${clip(id)}' was not found`);
 
-/** Formats zod issues as one readable line: `events.0.type: Invalid input; …`. */
+/** Formats zod issues as one readable line: `events.0.type: Invalid input; …` (keys and messages clipped). */
 export function describeZodError(err: z.ZodError): string {
   return err.issues
     .slice(0, 10)
-    .map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`)
+    .map((i) => `${i.path.length ? i.path.map((p) => clip(String(p), 64)).join('.') : 'body'}: ${clip(i.message, 200)}`)
     .join('; ');
 }
 
-/** Maps anything thrown in a handler to the API error a client sees. */
+/**
+ * Whether a failure only means the client went away mid-request (an aborted upload): nobody is
+ * left to answer, and it is no fault of the server.
+ */
+export function isClientGone(err: unknown, signal?: AbortSignal): boolean {
+  if (signal?.aborted) return true;
+  // Node's error for a request whose connection closed before its body ended.
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  return (e?.code === 'ECONNRESET' && e?.message === 'aborted') || e?.code === 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+/** Maps anything thrown in a handler to the API error a client sees (500 for anything unexpected: the caller logs it). */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof SessionNotFoundError) return notFound('session', err.sessionId);
@@ -61,7 +80,6 @@ export function toApiError(err: unknown): ApiError {
     const type: ApiErrorType = err.status === 413 ? 'request_too_large' : err.status === 401 ? 'authentication_error' : err.status < 500 ? 'invalid_request_error' : 'api_error';
     return new ApiError(type, err.message || 'bad request');
   }
-  console.error('corral: request failed:', err);
   return new ApiError('api_error', 'internal server error (see the server log)');
 }
 

@@ -1,10 +1,20 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { ApiError, describeZodError } from './errors';
+import { ApiError, clip, describeZodError, isClientGone } from './errors';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
 
-/** Reads and validates a JSON body: malformed JSON and schema mismatches become clear 400s. */
+/**
+ * Reads and validates a JSON body: malformed JSON, nesting deeper than MAX_JSON_DEPTH and schema
+ * mismatches become clear 400s; a body cut off by the client is a quiet 400 nobody reads.
+ */
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const text = await c.req.text();
+  let text: string;
+  try {
+    text = await c.req.text();
+  } catch (err) {
+    if (!isClientGone(err, c.req.raw.signal)) throw err;
+    throw new ApiError('invalid_request_error', 'the request body ended early (the client closed the connection)');
+  }
   if (text.trim() === '') {
     const empty = schema.safeParse({});
     if (empty.success) return empty.data;
@@ -16,6 +26,7 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   } catch (err) {
     throw new ApiError('invalid_request_error', `the body is not valid JSON: ${(err as Error).message}`);
   }
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) throw new ApiError('invalid_request_error', `the body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new ApiError('invalid_request_error', describeZodError(parsed.error));
   return parsed.data;
@@ -27,7 +38,7 @@ export function queryInt(c: Context, name: string, opts: { min: number; max: num
   if (raw === undefined || raw === '') return opts.fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < opts.min || n > opts.max) {
-    throw new ApiError('invalid_request_error', `${name} must be a whole number from ${opts.min} to ${opts.max}, got '${raw}'`);
+    throw new ApiError('invalid_request_error', `${name} must be a whole number from ${opts.min} to ${opts.max}, got '${clip(raw)}'`);
   }
   return n;
 }
@@ -37,14 +48,14 @@ export function queryBool(c: Context, name: string): boolean | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
-  throw new ApiError('invalid_request_error', `${name} must be true or false, got '${raw}'`);
+  throw new ApiError('invalid_request_error', `${name} must be true or false, got '${clip(raw)}'`);
 }
 
 export function queryEnum<T extends string>(c: Context, name: string, values: readonly T[]): T | undefined {
   const raw = c.req.query(name);
   if (raw === undefined || raw === '') return undefined;
   if (!(values as readonly string[]).includes(raw)) {
-    throw new ApiError('invalid_request_error', `${name} must be one of ${values.join(', ')}, got '${raw}'`);
+    throw new ApiError('invalid_request_error', `${name} must be one of ${values.join(', ')}, got '${clip(raw)}'`);
   }
   return raw as T;
 }
@@ -61,6 +72,6 @@ export function queryTime(c: Context, name: string): string | undefined {
   const raw = c.req.query(name);
   if (raw === undefined || raw === '') return undefined;
   const t = Date.parse(raw);
-  if (Number.isNaN(t)) throw new ApiError('invalid_request_error', `${name} must be an RFC 3339 timestamp, got '${raw}'`);
+  if (Number.isNaN(t)) throw new ApiError('invalid_request_error', `${name} must be an RFC 3339 timestamp, got '${clip(raw)}'`);
   return new Date(t).toISOString();
 }

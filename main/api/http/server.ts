@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import type { Host } from '../../host';
 import { createApiApp, type ApiAppOptions } from './app';
@@ -20,38 +20,59 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * A server that holds its port but serves nothing yet (503), so that `serve` can fail on a port
+ * in use before it creates or locks anything in the data folder.
+ */
+export interface BoundServer extends RunningServer {
+  /** Starts answering with the host's routes. */
+  serve(host: Host, opts: Omit<ApiAppOptions, 'allowedHosts'>): void;
+}
+
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
-/** Starts the HTTP API + UI server for a host. */
-export async function startServer(host: Host, opts: ServerOptions): Promise<RunningServer> {
+/**
+ * Binds the address. Rejects with Node's listen error (`code` EADDRINUSE, EACCES,
+ * EADDRNOTAVAIL, …) and then holds nothing.
+ */
+export async function bindServer(opts: { hostname?: string; port: number }): Promise<BoundServer> {
   const hostname = opts.hostname ?? '127.0.0.1';
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
-  let allowedHosts: string[] = [];
-  const app = createApiApp(host, {
-    ...opts,
-    get allowedHosts() {
-      return allowedHosts;
-    },
-  });
-  const server = serve({ fetch: app.fetch, hostname, port: opts.port, websocket: { server: wss } });
+  let fetch: (req: Request, env: unknown) => Response | Promise<Response> = () => new Response('Corral is starting', { status: 503 });
+  const server = createAdaptorServer({ fetch: (req, env) => fetch(req, env), hostname, websocket: { server: wss } });
   await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
+    server.once('error', (err) => {
+      wss.close();
+      reject(err);
+    });
+    server.listen(opts.port, hostname, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   // Bound to loopback, only loopback names are accepted: a web page elsewhere cannot reach
   // the API through a DNS name that resolves to 127.0.0.1.
-  if (LOOPBACK.has(hostname)) allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
-  const url = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`;
+  const allowedHosts = LOOPBACK.has(hostname) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : [];
   return {
-    url,
+    url: `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of wss.clients) client.terminate();
+    serve(host, appOpts) {
+      const app = createApiApp(host, { ...appOpts, allowedHosts });
+      fetch = (req, env) => app.fetch(req, env as never);
+    },
+    close: async () => {
+      // Each UI socket's streams stop (its 'close' handlers run) before the caller closes the log.
+      await Promise.all([...wss.clients].map((client) => new Promise((closed) => (client.once('close', closed), client.terminate()))));
+      return new Promise<void>((resolve) => {
         wss.close();
         server.close(() => resolve());
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      }),
+      });
+    },
   };
+}
+
+/** Starts the HTTP API + UI server for a host. */
+export async function startServer(host: Host, opts: ServerOptions): Promise<RunningServer> {
+  const bound = await bindServer(opts);
+  bound.serve(host, opts);
+  return bound;
 }

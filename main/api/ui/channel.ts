@@ -23,7 +23,7 @@ export function openUiChannel(ui: UiService, send: (text: string) => void, flow?
       } catch {
         return reply({ t: 'result', id: null, ok: false, error: { kind: 'invalid_input', message: 'message is not JSON' } });
       }
-      const id = msg.id;
+      const id = msg?.id; // `null` and other non-objects are JSON too
       if (typeof id !== 'number' || !Number.isSafeInteger(id)) {
         return reply({ t: 'result', id: null, ok: false, error: { kind: 'invalid_input', message: 'message needs a numeric id' } });
       }

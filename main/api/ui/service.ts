@@ -3,8 +3,10 @@ import type { Host } from '../../host';
 import { hostCalls } from './calls';
 import type { SessionLog } from '../../session/store';
 import { LogInputError, SessionNotFoundError, type SessionRow } from '../../session/types';
-import { uiSchemas, type SessionSummary, type UiCallOutputs, type UiError, type UiStreamItems } from './contract';
+import { READER_PAGE_BYTES } from '../reader-limits';
+import { uiSchemas, type LiveTextItem, type SessionSummary, type UiCallOutputs, type UiError, type UiStreamItems } from './contract';
 import type { HostCallName, LogCallName, UiCallName, UiStreamName } from './methods';
+import { watchEvents } from './watch-events';
 
 /** An error meant for the renderer, already in its wire shape. */
 export class UiServiceError extends Error {
@@ -55,6 +57,8 @@ export interface UiServiceDeps {
   handsOf?(sessionId: string): SessionSummary['hands'];
   /** The calls that need the whole host (main/api/ui/calls); absent, they answer "not available". */
   hostCalls?: HostCalls;
+  /** Bytes of events a watchEvents replay reads and sends at a time (default READER_PAGE_BYTES). */
+  pageBytes?: number;
 }
 
 /** Implementations of the host calls, each given its input already validated. */
@@ -80,14 +84,21 @@ export interface UiService {
   watch<N extends UiStreamName>(name: N, input: unknown, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow): () => void;
 }
 
-/** Flow control a transport offers a stream that may send much at once (a backlog). */
+/**
+ * Flow control a transport offers its streams, so that a client that does not read costs a
+ * bounded amount: what the transport buffers, not what the streams would send it.
+ */
 export interface StreamFlow {
-  /** Resolves when the transport's send buffer has room again. */
+  /** Resolves when the transport's send buffer has room for the next page. */
   drained?(): Promise<void>;
+  /** True while the send buffer is full: pages stop early, and live text is dropped. */
+  congested?(): boolean;
 }
 
-/** Events per page of a backlog replay. */
-export const BACKLOG_PAGE = 500;
+/** Bytes of events in one reply of getEvents at most (plus the event that reaches it). */
+const CALL_REPLY_BYTES = 4 * 1024 * 1024;
+/** Live-text events remembered as dropped (older ones are long finished). */
+const MAX_DROPPED_LIVE = 256;
 
 export function createUiService(deps: UiServiceDeps): UiService {
   const { log } = deps;
@@ -95,7 +106,7 @@ export function createUiService(deps: UiServiceDeps): UiService {
   const calls: { [N in LogCallName]: (input: z.output<(typeof uiSchemas)[N]>) => UiCallOutputs[N] } = {
     listSessions: (i) => log.listSessions({ limit: i.limit ?? 200, includeArchived: i.includeArchived ?? false }).data.map(summary),
     getSession: (i) => summary(log.getSession(i.sessionId)),
-    getEvents: ({ sessionId, ...slice }) => log.getEvents(sessionId, slice),
+    getEvents: ({ sessionId, ...slice }) => log.getEvents(sessionId, { ...slice, maxBytes: CALL_REPLY_BYTES }),
     sendMessage: (i) => log.emitEvent(i.sessionId, { type: 'user.message', content: [{ type: 'text', text: i.text }] }),
   };
   const streams: { [N in UiStreamName]: (input: z.output<(typeof uiSchemas)[N]>, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow) => () => void } = {
@@ -105,47 +116,11 @@ export function createUiService(deps: UiServiceDeps): UiService {
       ),
     watchEvents: ({ sessionId, after }, push, flow) => {
       log.getSession(sessionId); // not found → error before subscribing
-      // Subscribe first and buffer, then read the backlog: no event can fall between the two.
-      let last = after ?? 0;
-      let live = false;
-      let stopped = false;
-      const buffered: UiStreamItems['watchEvents'][] = [];
-      const unsubscribe = log.subscribe(sessionId, (e) => (live ? deliver(e) : buffered.push(e)));
-      const deliver = (e: UiStreamItems['watchEvents']) => {
-        if (stopped || e.seq <= last) return;
-        last = e.seq;
-        push(e);
-      };
-      // The backlog goes out a page at a time, letting the host's other work run between pages
-      // and waiting while the transport's buffer is full: a long session's history neither
-      // stalls the host nor piles up in memory.
-      const replay = async () => {
-        for (;;) {
-          const page = log.getEvents(sessionId, { after: last, limit: BACKLOG_PAGE });
-          page.forEach(deliver);
-          if (page.length < BACKLOG_PAGE || stopped) break;
-          await flow?.drained?.();
-          await new Promise((r) => setImmediate(r));
-          if (stopped) return;
-        }
-        buffered.forEach(deliver);
-        buffered.length = 0;
-        live = true;
-      };
-      replay().catch((err) => {
-        // The session was deleted mid-replay: nothing more to send.
-        if (!(err instanceof SessionNotFoundError)) console.error('corral: event replay failed:', err);
-        stop();
-      });
-      const stop = () => {
-        stopped = true;
-        unsubscribe();
-      };
-      return stop;
+      return watchEvents({ log, sessionId, after: after ?? 0, push, flow, pageBytes: deps.pageBytes ?? READER_PAGE_BYTES });
     },
-    watchLiveText: ({ sessionId }, push) => {
+    watchLiveText: ({ sessionId }, push, flow) => {
       log.getSession(sessionId);
-      return deps.subscribeLiveText?.(sessionId, push) ?? (() => {});
+      return deps.subscribeLiveText?.(sessionId, dropWhileCongested(push, flow)) ?? (() => {});
     },
   };
   return {
@@ -161,6 +136,22 @@ export function createUiService(deps: UiServiceDeps): UiService {
       const parsed = uiSchemas[name].parse(input ?? {});
       return (streams[name] as (i: unknown, p: typeof push, f?: StreamFlow) => () => void)(parsed, push, flow);
     },
+  };
+}
+
+/**
+ * Live text for a client that is behind is dropped rather than queued: once an item of an event
+ * is dropped, so is the rest of that event's text (the client never shows a gap inside it; the
+ * logged event, which watchEvents delivers, carries all of it).
+ */
+function dropWhileCongested(push: (item: LiveTextItem) => void, flow: StreamFlow | undefined): (item: LiveTextItem) => void {
+  if (!flow?.congested) return push;
+  const dropped = new Set<string>();
+  return (item) => {
+    const id = item.type === 'event_start' ? item.event.id : item.event_id;
+    if (!dropped.has(id) && !flow.congested!()) return push(item);
+    dropped.add(id);
+    if (dropped.size > MAX_DROPPED_LIVE) dropped.delete(dropped.values().next().value!);
   };
 }
 

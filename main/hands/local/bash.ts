@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { commandEnv } from '../../child-env';
 import { capParts, droppedLine, FULL_OUTPUT_LIMIT_BYTES, OutputCollector } from '../output-cap';
+import { PGROUP_TOKEN_VAR, type ProcessGroupLedger } from '../pgroups';
 import type { ExecuteOptions, ToolOutcome } from '../types';
 import { errorOutcome, InputError, optBoolean, optNumber, optString } from '../tools/input';
 import type { WorkDir } from './paths';
+import type { SandboxedCommand } from './sandbox';
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 /** After SIGTERM, the group gets this long before SIGKILL. */
@@ -17,15 +20,14 @@ const QUIET_AFTER_EXIT_MS = 150;
 const MAX_WAIT_AFTER_EXIT_MS = 2_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Environment variables whose names look like secrets never reach tools. */
-export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD/i;
-
-export function scrubbedEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && !SECRET_NAME.test(name)) out[name] = value;
-  }
-  return out;
+/** How commands are started, beyond the work folder. */
+export interface BashLaunchOptions {
+  /** Variables the environment config sets (on top of the allowlisted ones, see child-env.ts). */
+  env?: Record<string, string>;
+  /** Wraps a command for the sandbox; without it, commands run as they are. */
+  sandbox?: (command: string, signal: AbortSignal | undefined) => Promise<SandboxedCommand>;
+  /** Where each command's process group is on record while it runs. */
+  ledger?: ProcessGroupLedger;
 }
 
 type StopReason = 'abort' | 'timeout' | 'dispose';
@@ -85,6 +87,7 @@ export class BashRunner {
     private readonly work: WorkDir,
     /** At most this much full output is kept for the UI (bytes); the middle beyond it is dropped. */
     private readonly fullOutputLimitBytes: number = FULL_OUTPUT_LIMIT_BYTES,
+    private readonly launch: BashLaunchOptions = {},
   ) {}
 
   async run(input: Record<string, unknown>, opts: ExecuteOptions): Promise<ToolOutcome> {
@@ -110,25 +113,46 @@ export class BashRunner {
         exit_code: null, signal: null, duration_ms: 0, output_chars: 0, truncated: false, interrupted: true,
       });
     }
-    fs.mkdirSync(this.work.real, { recursive: true });
-    return this.spawn(command, timeoutMs, opts.signal);
+    fs.mkdirSync(this.work.real, { recursive: true, mode: 0o700 });
+    let launch: Pick<SandboxedCommand, 'file' | 'args'> & { release?: () => void } = { file: 'bash', args: ['-c', command] };
+    if (this.launch.sandbox) {
+      try {
+        launch = await this.launch.sandbox(command, opts.signal);
+      } catch (err) {
+        if (opts.signal?.aborted) {
+          return errorOutcome('[interrupted: the call was aborted before the command started]', { exit_code: null, duration_ms: 0, interrupted: true });
+        }
+        return errorOutcome(`The command was not run: it could not be put in the sandbox (${(err as Error).message}).`, { sandbox_failed: true });
+      }
+    }
+    return this.spawn(launch, timeoutMs, opts.signal);
   }
 
-  private spawn(command: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<ToolOutcome> {
+  private spawn(
+    launch: Pick<SandboxedCommand, 'file' | 'args'> & { release?: () => void },
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolOutcome> {
     const started = performance.now();
     const collector = new OutputCollector(this.fullOutputLimitBytes);
+    const { ledger } = this.launch;
+    const token = ledger?.newToken();
     let child: ChildProcess;
     try {
-      child = spawn('bash', ['-c', command], {
+      child = spawn(launch.file, launch.args, {
         cwd: this.work.real,
-        env: scrubbedEnv(),
+        // An allowlist, never a filtered copy of the host's environment.
+        env: { ...commandEnv(this.launch.env), ...(token ? { [PGROUP_TOKEN_VAR]: token } : {}) },
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
     } catch (err) {
+      launch.release?.();
       return Promise.resolve(errorOutcome(`bash could not be started: ${(err as Error).message}`));
     }
     const pid = child.pid;
+    // On record before anything else can happen, so that a host killed now leaves no orphan.
+    if (pid !== undefined && token) ledger!.record(pid, token);
 
     let resolveDone!: (o: ToolOutcome) => void;
     const done = new Promise<ToolOutcome>((r) => (resolveDone = r));
@@ -169,7 +193,10 @@ export class BashRunner {
       if (pid !== undefined) {
         signalGroup(pid, 'SIGTERM');
         // Not tied to this call's timers: the SIGKILL must still happen after we resolve.
-        setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+        setTimeout(() => {
+          signalGroup(pid, 'SIGKILL');
+          ledger?.forget(pid);
+        }, KILL_GRACE_MS);
       }
       later(SETTLE_MS, finish);
     };
@@ -187,7 +214,13 @@ export class BashRunner {
       if (pid !== undefined) {
         this.running.delete(pid);
         if (!stopReason && groupAlive(pid)) this.lingering.add(pid);
-        for (const g of this.lingering) if (!groupExists(g)) this.lingering.delete(g);
+        else if (!stopReason) ledger?.forget(pid);
+        for (const g of this.lingering) {
+          if (!groupExists(g)) {
+            this.lingering.delete(g);
+            ledger?.forget(g);
+          }
+        }
       }
       resolveDone(this.outcome(collector, {
         started, pid, timeoutMs, stopReason, spawnError, exitCode, exitSignal,
@@ -196,9 +229,11 @@ export class BashRunner {
 
     child.on('error', (err) => {
       spawnError = err;
+      launch.release?.();
       finish();
     });
     child.on('exit', (code, sig) => {
+      launch.release?.();
       exited = true;
       exitCode = code;
       exitSignal = sig;
@@ -288,5 +323,6 @@ export class BashRunner {
       alive = alive.filter(groupAlive);
     }
     for (const g of alive) signalGroup(g, 'SIGKILL');
+    for (const g of groups) this.launch.ledger?.forget(g);
   }
 }

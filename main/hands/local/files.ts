@@ -1,16 +1,28 @@
-import fs from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolOutcome } from '../types';
-import { applyEdit, editInput } from '../tools/edit';
-import { errorOutcome, InputError, reqString } from '../tools/input';
-import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../tools/text';
+import { editInput } from '../tools/edit';
+import { errorOutcome, reqString } from '../tools/input';
+import { MAX_FILE_BYTES, parseViewRange } from '../tools/text';
+import { editOutcome, readOutcome } from './file-text';
+import { runOffLoop } from './off-loop/lanes';
 import type { WorkDir } from './paths';
 
+/**
+ * read, write and edit on the local hand, with fs.promises so the host's event loop never waits
+ * on the disk. Turning a large file into numbered lines or applying an edit to it is CPU work
+ * that grows with the file (about 6 ms per MB here), so files above OFF_LOOP_BYTES are handled
+ * whole on a worker thread; smaller ones inline, which is quicker for them.
+ */
+
+/** Files larger than this are read or edited on a worker thread. */
+export const OFF_LOOP_BYTES = 1024 * 1024;
+
 /** Stats an existing regular file for reading, or returns why it cannot be read. */
-function openable(abs: string, shown: string, tool: string): fs.Stats | ToolOutcome {
-  let st: fs.Stats;
+async function openable(abs: string, shown: string, tool: string): Promise<{ size: number } | ToolOutcome> {
+  let st;
   try {
-    st = fs.statSync(abs);
+    st = await fs.stat(abs);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return errorOutcome(`File not found: ${shown}`);
@@ -21,49 +33,28 @@ function openable(abs: string, shown: string, tool: string): fs.Stats | ToolOutc
   if (st.size > MAX_FILE_BYTES) {
     return errorOutcome(`${shown} is too large for ${tool} (${st.size.toLocaleString('en-US')} bytes; the limit is ${MAX_FILE_BYTES.toLocaleString('en-US')}). Use bash (head, tail, sed -n, grep) to work with parts of it.`);
   }
-  return st;
+  return { size: st.size };
 }
 
-export function readTool(work: WorkDir, input: Record<string, unknown>): ToolOutcome {
+export async function readTool(work: WorkDir, input: Record<string, unknown>): Promise<ToolOutcome> {
   const filePath = reqString(input, 'file_path', 'read');
   const range = parseViewRange(input.view_range);
   const abs = work.resolve(filePath);
-  const st = openable(abs, filePath, 'read');
-  if (!(st instanceof fs.Stats)) return st;
-  const buf = fs.readFileSync(abs);
-  if (looksBinary(buf)) {
-    return errorOutcome(`${filePath} looks like a binary file (it has NUL bytes), so it is not shown as text. Inspect it with bash (e.g. file, xxd | head).`, { bytes: buf.length });
-  }
-  const shown = work.display(abs);
-  if (buf.length === 0) return { content: `[${filePath} is empty]`, isError: false, details: { path: shown, bytes: 0, total_lines: 0 } };
-  const lines = splitLines(buf.toString('utf8'));
-  let start = 1;
-  let end = lines.length;
-  if (range) {
-    const [s, e] = range;
-    if (s < 1) throw new InputError('Invalid input for read: view_range start_line must be 1 or more (lines are numbered from 1).');
-    if (s > lines.length) return errorOutcome(`view_range starts at line ${s}, but ${filePath} has only ${lines.length} line${lines.length === 1 ? '' : 's'}.`);
-    if (e > 0 && e < s) throw new InputError(`Invalid input for read: view_range end_line (${e}) is before start_line (${s}).`);
-    start = s;
-    end = e <= 0 ? lines.length : Math.min(e, lines.length);
-  }
-  const text = numberLines(lines.slice(start - 1, end), start);
-  return withCap(text, { path: shown, bytes: buf.length, total_lines: lines.length, start_line: start, end_line: end });
+  const st = await openable(abs, filePath, 'read');
+  if ('isError' in st) return st;
+  const text = { filePath, shown: work.display(abs), range };
+  if (st.size > OFF_LOOP_BYTES) return runOffLoop('text', { kind: 'read', workDir: work.dir, abs, text });
+  return readOutcome(await work.readFileAsync(abs), text);
 }
 
-export function writeTool(work: WorkDir, input: Record<string, unknown>): ToolOutcome {
+export async function writeTool(work: WorkDir, input: Record<string, unknown>): Promise<ToolOutcome> {
   const filePath = reqString(input, 'file_path', 'write');
   const content = reqString(input, 'content', 'write');
   const abs = work.resolve(filePath);
-  let previous: fs.Stats | undefined;
-  try {
-    previous = fs.statSync(abs);
-  } catch {
-    previous = undefined;
-  }
+  const previous = await fs.stat(abs).catch(() => undefined);
   if (previous?.isDirectory()) return errorOutcome(`${filePath} is a directory; give the path of a file to write.`);
-  fs.mkdirSync(path.dirname(abs), { recursive: true });
-  fs.writeFileSync(abs, content);
+  await fs.mkdir(path.dirname(abs), { recursive: true });
+  await work.writeFileAsync(abs, content);
   const bytes = Buffer.byteLength(content);
   const what = previous ? `replaced its previous ${previous.size.toLocaleString('en-US')} bytes` : 'new file';
   return {
@@ -73,31 +64,14 @@ export function writeTool(work: WorkDir, input: Record<string, unknown>): ToolOu
   };
 }
 
-export function editTool(work: WorkDir, input: Record<string, unknown>): ToolOutcome {
+export async function editTool(work: WorkDir, input: Record<string, unknown>): Promise<ToolOutcome> {
   const edit = editInput(input);
-  const { filePath, newString } = edit;
-  const abs = work.resolve(filePath);
-  const st = openable(abs, filePath, 'edit');
-  if (!(st instanceof fs.Stats)) return st;
-  const buf = fs.readFileSync(abs);
-  if (looksBinary(buf)) return errorOutcome(`${filePath} looks like a binary file (it has NUL bytes); edit works on text files only.`);
-  const text = buf.toString('utf8');
-  const applied = applyEdit(text, edit);
-  if ('content' in applied) return applied;
-  const { updated, count, first } = applied;
-  fs.writeFileSync(abs, updated);
-
-  // Show the edited region (around the first replacement) so the model can check it.
-  const lines = splitLines(updated);
-  const firstLine = text.slice(0, first).split('\n').length;
-  const newLineCount = newString.split('\n').length;
-  const from = Math.max(1, firstLine - 3);
-  const to = Math.min(lines.length, firstLine + newLineCount - 1 + 3, from + 40);
-  const snippet = lines.length > 0 ? numberLines(lines.slice(from - 1, to), from) : '';
-  const summary = `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${filePath}.`;
-  return {
-    content: snippet ? `${summary} Lines ${from}-${to} now read:\n${snippet}` : summary,
-    isError: false,
-    details: { path: work.display(abs), occurrences: count, bytes_before: buf.length, bytes_after: Buffer.byteLength(updated) },
-  };
+  const abs = work.resolve(edit.filePath);
+  const st = await openable(abs, edit.filePath, 'edit');
+  if ('isError' in st) return st;
+  const text = { ...edit, shown: work.display(abs) };
+  if (st.size > OFF_LOOP_BYTES) return runOffLoop('text', { kind: 'edit', workDir: work.dir, abs, text });
+  const { outcome, updated } = editOutcome(await work.readFileAsync(abs), text);
+  if (updated) await work.writeFileAsync(abs, updated);
+  return outcome;
 }

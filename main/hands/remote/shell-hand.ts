@@ -1,4 +1,5 @@
 import path from 'node:path/posix';
+import { envEntryProblem } from '../../child-env';
 import { StringDecoder } from 'node:string_decoder';
 import { BUILTIN_TOOL_NAMES } from '../tools/definitions';
 import { applyEdit, editInput } from '../tools/edit';
@@ -19,8 +20,10 @@ export const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * read and written there, glob/grep search there. Paths are relative to the hand's work folder
  * unless absolute. A lost hand turns each call into an error result that says so.
  */
-export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string }): Hand {
+export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string; env?: Record<string, string> }): Hand {
   const { workDir, label } = opts;
+  // What the environment config sets; nothing of the host's own environment is ever sent.
+  const exports = Object.entries(opts.env ?? {}).filter(([k, v]) => envEntryProblem(k, v) === undefined).map(([k, v]) => `export ${k}=${shq(v)}; `).join('');
   const resolve = (p: string) => (path.isAbsolute(p) ? path.normalize(p) : path.join(workDir, p));
   const lostOutcome = (reason: string): ToolOutcome => errorOutcome(`The hand ${label} is gone: ${reason}. The next call will get a fresh one.`, { lost: reason });
 
@@ -37,7 +40,7 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     const started = Date.now();
     try {
       if (o.signal?.aborted) onAbort();
-      const res = await shell.exec(command, {
+      const res = await shell.exec(exports + command, {
         cwd: workDir,
         signal: ctrl.signal,
         onOutput: (chunk, stream) => collector.push(decoders[stream].write(chunk), chunk.length),

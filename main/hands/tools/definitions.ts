@@ -18,7 +18,7 @@ export interface ToolDefinition {
 export const BASH_TOOL_DESCRIPTION = [
   'Run a shell command with `bash -c` in the session\'s work folder and return its combined stdout and stderr (in the order they were written), followed by a last line `[exit code N]`.',
   'Each call runs in a fresh shell: nothing carries over between calls (no cd, exported variables, functions or aliases), so chain dependent steps in one command with && or ;. `restart` is accepted but does nothing, because there is no long-lived shell to restart.',
-  'stdin is closed: commands that wait for input get end-of-file, so pass non-interactive flags (e.g. `apt-get -y`, `git --no-pager`). Environment variables whose names contain KEY, TOKEN, SECRET or PASSWORD are removed.',
+  'stdin is closed: commands that wait for input get end-of-file, so pass non-interactive flags (e.g. `apt-get -y`, `git --no-pager`). The environment holds only PATH, HOME, USER, LANG, TERM, SHELL and TMPDIR (as the host has them) and the variables the environment config sets.',
   'Default timeout 120000 ms (set `timeout_ms` to change it); on timeout or interruption the whole process group is killed.',
   'Long output is cut for you: you get the first ~40% and the last ~60% of 30,000 characters, so filter with grep/head/tail or redirect to a file and read parts of it.',
   'Background jobs (`cmd > log 2>&1 &`) keep running after the call returns, until the session ends; always redirect their output, or the call waits up to 2 s for them.',

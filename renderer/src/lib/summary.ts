@@ -49,7 +49,7 @@ const DESCRIBERS: Record<string, Describe> = {
   }),
   'span.model_request_start': (e) => ({
     text: num(e.context_seq) === undefined ? '' : `context up to #${num(e.context_seq)}`,
-    note: Array.isArray(e.elided_seqs) && e.elided_seqs.length ? `${e.elided_seqs.length} elided` : undefined,
+    note: typeof e.elided_count === 'number' && e.elided_count > 0 ? `${e.elided_count} elided` : undefined,
   }),
   'span.model_request_end': modelRequestEnd,
 };

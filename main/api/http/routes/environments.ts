@@ -11,6 +11,17 @@ export function environmentToApi(e: EnvironmentRecord): Record<string, unknown> 
   return { type: 'environment', id: e.id, ...e.record, created_at: e.created_at, updated_at: e.updated_at, archived_at: e.archived_at };
 }
 
+/**
+ * A `local` config may only name a working_dir inside the folders the host allows (by default
+ * its per-session work root): anything else would let whoever holds the API reach the whole
+ * machine through a hand. Refused with a 400 naming the field.
+ */
+function checkLocalConfig(host: Host, config: { type: string; working_dir?: unknown } | null | undefined): void {
+  if (config?.type !== 'local' || config.working_dir === undefined) return;
+  const problem = host.hands.workingDirProblem(config.working_dir);
+  if (problem) throw new ApiError('invalid_request_error', `config.working_dir: ${problem}`, { error_code: 'working_dir_not_allowed' });
+}
+
 /** `/v1/environments`: create, retrieve, update, list, delete, archive. */
 export function environmentRoutes(host: Host): Hono {
   const app = new Hono();
@@ -18,6 +29,7 @@ export function environmentRoutes(host: Host): Hono {
 
   app.post('/', async (c) => {
     const body = await jsonBody(c, environmentCreateBody);
+    checkLocalConfig(host, body.config);
     const created = host.environments.create({
       name: body.name,
       description: body.description ?? null,
@@ -46,6 +58,7 @@ export function environmentRoutes(host: Host): Hono {
     if (current.archived_at) {
       throw new ApiError('invalid_request_error', `environment '${id}' is archived and cannot be updated`, { error_code: 'environment_archived' });
     }
+    checkLocalConfig(host, body.config);
     const currentType = (current.record.config as { type: string }).type;
     if (body.config && body.config.type !== currentType) {
       throw new ApiError('invalid_request_error', `config.type cannot change from '${currentType}' to '${body.config.type}'`, {

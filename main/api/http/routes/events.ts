@@ -5,7 +5,15 @@ import { eventSendBody, toLoggedInput } from '../schemas/events';
 import { ApiError, notFound } from '../errors';
 import { newOutcomeId } from '../ids';
 import { jsonBody, queryEnum, queryInt, queryList, queryTime } from '../request';
+import type { SlowReaderOptions } from '../../reader-limits';
+import { HeldBytes } from '../held-bytes';
+import { SharedEventJson } from '../shared-event-json';
 import { streamSessionEvents } from '../sse';
+
+/** Bytes of events in one page of the list at most (plus the event that reaches it). */
+const LIST_PAGE_BYTES = 4 * 1024 * 1024;
+/** What all SSE readers of a server may keep in memory while their clients are slow. */
+const HELD_BYTES = 64 * 1024 * 1024;
 
 interface EventCursor {
   s: number; // last seq shown
@@ -23,7 +31,7 @@ function decode(token: string): EventCursor {
 }
 
 /** Options of the event routes. */
-export interface EventRouteOptions {
+export interface EventRouteOptions extends SlowReaderOptions {
   /** How often an idle SSE stream sends a `ping`. */
   heartbeatMs: number;
 }
@@ -32,6 +40,8 @@ export interface EventRouteOptions {
 export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
   const app = new Hono();
   const { log } = host;
+  const held = new HeldBytes(HELD_BYTES);
+  const shared = new SharedEventJson(log);
 
   app.get('/:id/events', (c) => {
     const id = c.req.param('id');
@@ -41,7 +51,8 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
     const cursor = token ? decode(token) : undefined;
     const slice: EventSlice = {
       order,
-      limit: limit + 1,
+      limit,
+      maxBytes: LIST_PAGE_BYTES,
       types: queryList(c, 'types'),
       processedAfter: queryTime(c, 'created_at[gt]'),
       processedFrom: queryTime(c, 'created_at[gte]'),
@@ -49,9 +60,7 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
       processedTo: queryTime(c, 'created_at[lte]'),
       ...(cursor ? (order === 'asc' ? { after: cursor.s } : { before: cursor.s }) : {}),
     };
-    const events = log.getEvents(id, slice);
-    const more = events.length > limit;
-    if (more) events.pop();
+    const { events, more } = log.getEventPage(id, slice);
     const last = events[events.length - 1];
     return c.json({ data: events, next_page: more && last ? encode({ s: last.seq }) : null });
   });
@@ -91,7 +100,7 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
     if (unknown) throw new ApiError('invalid_request_error', `event_deltas: '${unknown}' has no live text (agent.message, agent.thinking do)`);
     const brains = host.brains;
     const feed = deltaTypes?.length && brains ? { types: new Set(deltaTypes), subscribe: (l: Parameters<typeof brains.subscribeDeltas>[1]) => brains.subscribeDeltas(id, l) } : undefined;
-    return streamSessionEvents(c, log, id, after, opts.heartbeatMs, feed);
+    return streamSessionEvents(c, { log, events: shared, sessionId: id, after, heartbeatMs: opts.heartbeatMs, deltas: feed, held, stallMs: opts.stallMs });
   });
 
   return app;

@@ -5,7 +5,7 @@ import { applyMetadataPatch } from '../schemas/common';
 import { sessionCreateBody, sessionForkBody, sessionUpdateBody } from '../schemas/sessions';
 import { normalizeTools } from '../shapes/agent';
 import { sessionToApi } from '../shapes/session';
-import { createSessionFromBody } from '../shapes/session-create';
+import { checkVaultIds, createSessionFromBody } from '../shapes/session-create';
 import { ApiError, notFound } from '../errors';
 import { jsonBody, queryBool, queryEnum, queryInt, queryList, queryTime } from '../request';
 
@@ -49,12 +49,13 @@ export function sessionRoutes(host: Host): Hono {
     const id = c.req.param('id');
     log.getSession(id);
     const body = await jsonBody(c, sessionUpdateBody);
+    checkVaultIds(host, body.vault_ids);
     const changed: Record<string, unknown> = {};
     const row = log.updateSessionRecord(id, (r) => {
       const next = { ...r };
       if (body.title !== undefined) next.title = changed.title = body.title;
       if (body.metadata !== undefined) next.metadata = changed.metadata = applyMetadataPatch((r.metadata ?? {}) as Record<string, string>, body.metadata);
-      if (body.vault_ids !== undefined) next.vault_ids = body.vault_ids;
+      if (body.vault_ids !== undefined) next.vault_ids = changed.vault_ids = body.vault_ids;
       if (body.budget !== undefined) next.budget = changed.budget = body.budget;
       if (body.agent) {
         const agent = { ...(r.agent as Record<string, unknown>) };

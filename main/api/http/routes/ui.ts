@@ -7,10 +7,12 @@ import { getCookie, setCookie } from 'hono/cookie';
 import type { Host } from '../../../host';
 import { openUiChannel } from '../../ui/channel';
 import { uiServiceFor } from '../../ui/service';
+import type { SlowReaderOptions } from '../../reader-limits';
 import { keyMatches, UI_COOKIE, uiCookieValue } from '../auth';
+import { CLOSE_TOO_SLOW, socketFlow, type SendBuffer } from '../ws-flow';
 
 /** Options of the UI routes. */
-export interface UiRouteOptions {
+export interface UiRouteOptions extends SlowReaderOptions {
   apiKey: string;
   /** The built renderer (out/renderer); the UI answers 503 with a hint when it is missing. */
   rendererDir: string;
@@ -33,29 +35,47 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
     upgradeWebSocket((c) => {
       const authorised = getCookie(c, UI_COOKIE) === cookie;
       const origin = c.req.header('origin');
-      const sameOrigin = !origin || new URL(origin).host === c.req.header('host');
+      // `Origin: null` (a sandboxed frame, a file:// page) is no URL: cross-origin, refused.
+      const sameOrigin = !origin || (URL.canParse(origin) && new URL(origin).host === c.req.header('host'));
       let channel: ReturnType<typeof openUiChannel> | undefined;
+      let flow: ReturnType<typeof socketFlow> | undefined;
       return {
         onOpen(_evt, ws) {
           if (!sameOrigin) return ws.close(4403, 'cross-origin connection refused');
           if (!authorised) return ws.close(4401, 'not authorised: open the link corral serve printed');
-          const socket = ws.raw as { bufferedAmount?: number } | undefined;
+          const socket = ws.raw as (SendBuffer & { terminate(): void }) | undefined;
+          if (!socket) return ws.close(1011, 'no socket');
+          flow = socketFlow(socket, {
+            stallMs: opts.stallMs,
+            onTooSlow(reason) {
+              // The close frame waits behind what the client has not read: it gets a moment,
+              // then the socket goes and with it everything queued. The client reconnects and
+              // resumes each watchEvents after the last event it received.
+              console.warn(`corral: slow UI socket closed: ${reason}`);
+              channel?.close();
+              ws.close(CLOSE_TOO_SLOW, 'too slow: nothing read for too long; reconnect to resume');
+              setTimeout(() => socket.terminate(), 1000).unref();
+            },
+          });
           channel = openUiChannel(
             ui,
             (text) => {
-              if (ws.readyState === 1) ws.send(text);
+              if (ws.readyState !== 1) return;
+              ws.send(text);
+              flow?.sent();
             },
-            { drained: () => untilDrained(() => (ws.readyState === 1 ? (socket?.bufferedAmount ?? 0) : 0)) },
+            flow,
           );
         },
         onMessage(evt) {
           if (typeof evt.data === 'string') channel?.onMessage(evt.data);
         },
         onClose() {
+          flow?.close();
           channel?.close();
         },
       };
-    }),
+    }, { onError: (err) => host.logger.error({ err }, 'UI socket handler failed') }),
   );
 
   app.use('*', async (c, next) => {
@@ -92,9 +112,10 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
     } catch {
       return c.text('bad path', 400);
     }
+    if (rel.includes('\0')) return c.text('bad path', 400);
     const file = path.join(opts.rendererDir, rel);
     const inside = file.startsWith(opts.rendererDir + path.sep);
-    if (inside && fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return files(c, next);
+    if (inside && isFile(file)) return files(c, next);
     // A missing asset is a 404; any other path is a route of the single-page app.
     if (path.extname(rel)) return c.text(`nothing at ${c.req.path}`, 404);
     return page(c, next);
@@ -102,10 +123,12 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
   return app;
 }
 
-/** Above this many unsent bytes a backlog replay waits for the socket to drain. */
-const SEND_BUFFER_HIGH = 4 * 1024 * 1024;
-
-/** Resolves once the socket's unsent bytes are below the mark (checked every 10 ms). */
-async function untilDrained(buffered: () => number): Promise<void> {
-  while (buffered() > SEND_BUFFER_HIGH) await new Promise((r) => setTimeout(r, 10));
+/** Whether a path names a file; false for any path the file system refuses (too long, …). */
+function isFile(file: string): boolean {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false;
+  }
 }
+

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { envEntryProblem } from '../../../env-vars';
 import { metadata, metadataPatch } from './common';
 
 const packages = z
@@ -25,6 +26,38 @@ const networking = z.discriminatedUnion('type', [
 ]);
 
 const workingDir = z.string().min(1).max(4096);
+
+/**
+ * Variables set for every command on the hand (on top of PATH, HOME, USER, LANG, TERM, SHELL
+ * and TMPDIR, the only ones taken from the host). Not for secrets: configs are stored and shown
+ * in plain text.
+ */
+const envVars = z
+  .record(z.string(), z.string().max(32_768))
+  .superRefine((env, ctx) => {
+    const entries = Object.entries(env);
+    if (entries.length > 100) ctx.addIssue({ code: 'custom', message: 'at most 100 variables' });
+    for (const [name, value] of entries) {
+      const problem = envEntryProblem(name, value);
+      if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+    }
+  });
+
+/** A host the local sandbox's proxy lets commands reach: `example.com`, `*.example.com`, with an optional `:port`. */
+const allowedHost = z
+  .string()
+  .max(253)
+  .regex(/^(\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+(:\d{1,5})?$/, 'a host name like example.com or *.example.com, optionally with :port');
+
+/** What a sandboxed local hand's commands may reach (see main/hands/local/sandbox.ts). */
+const localNetworking = z
+  .object({
+    type: z.literal('limited'),
+    allowed_hosts: z.array(allowedHost).max(256).nullish(),
+    /** npm, PyPI, crates.io, Go, RubyGems, Maven Central and GitHub; on unless set to false. */
+    allow_package_managers: z.boolean().nullish(),
+  })
+  .strict();
 const hostName = z.string().min(1).max(255).regex(/^[^\s@]+$/, 'a host name or address, without spaces or user@');
 const port = z.number().int().min(1).max(65535);
 
@@ -35,7 +68,17 @@ const port = z.number().int().min(1).max(65535);
 export const environmentConfig = z.discriminatedUnion('type', [
   z.object({ type: z.literal('cloud'), networking: networking.nullish(), packages: packages.nullish() }).strict(),
   z.object({ type: z.literal('self_hosted') }).strict(),
-  z.object({ type: z.literal('local'), working_dir: workingDir.optional() }).strict(),
+  z
+    .object({
+      type: z.literal('local'),
+      /** Must lie inside the folders the host allows (by default its per-session work root). */
+      working_dir: workingDir.optional(),
+      /** `false` runs commands without the sandbox, on purpose (the hand then says so). */
+      sandbox: z.boolean().optional(),
+      networking: localNetworking.optional(),
+      env: envVars.optional(),
+    })
+    .strict(),
   z
     .object({
       type: z.literal('ssh'),
@@ -47,6 +90,7 @@ export const environmentConfig = z.discriminatedUnion('type', [
       /** Path of a private key file on this machine (the key itself is never stored here). */
       identity_file: z.string().min(1).max(4096).optional(),
       working_dir: workingDir.optional(),
+      env: envVars.optional(),
     })
     .strict(),
   z
@@ -60,6 +104,7 @@ export const environmentConfig = z.discriminatedUnion('type', [
       cpus: z.number().positive().max(1024).optional(),
       /** Docker API endpoint; default `DOCKER_HOST` or the usual sockets. */
       docker_host: z.string().min(1).max(4096).optional(),
+      env: envVars.optional(),
     })
     .strict(),
   z
@@ -69,6 +114,7 @@ export const environmentConfig = z.discriminatedUnion('type', [
       adb_host: hostName.optional(),
       adb_port: port.optional(),
       working_dir: workingDir.optional(),
+      env: envVars.optional(),
     })
     .strict(),
 ]);

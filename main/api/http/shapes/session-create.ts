@@ -12,7 +12,7 @@ import { normalizeResources, resolveSessionAgent } from './session';
  * overrides), the environment, resources and initial events. The HTTP route and the window's
  * "New session" both come through here, so both refuse the same things the same way.
  */
-export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'environments'>, body: z.infer<typeof sessionCreateBody>): SessionRow {
+export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'environments' | 'vault'>, body: z.infer<typeof sessionCreateBody>): SessionRow {
   const ref = typeof body.agent === 'string' ? { id: body.agent, version: undefined } : body.agent;
   const agent = host.agents.get(ref.id, ref.version);
   if (!agent) throw ref.version === undefined ? notFound('agent', ref.id) : notFound('agent version', `${ref.id}@${ref.version}`);
@@ -20,10 +20,14 @@ export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'envir
   const env = host.environments.get(body.environment_id);
   if (!env) throw notFound('environment', body.environment_id);
   if (env.archived_at) throw new ApiError('invalid_request_error', `environment '${env.id}' is archived; sessions cannot start in it`);
+  checkVaultIds(host, body.vault_ids);
   const withToken = (body.resources ?? []).find((r) => r.type === 'github_repository' && r.authorization_token);
   if (withToken) {
     // Never store a credential in a session record; the vault takes these over.
-    throw new ApiError('invalid_request_error', 'resources[].authorization_token is not supported yet: Corral keeps credentials only in its vault, which is not built yet');
+    throw new ApiError(
+      'invalid_request_error',
+      "resources[].authorization_token is not accepted: Corral keeps credentials only in its vault. Store the token as a git_token credential in one of the session's vault_ids (its use for cloning comes with the git proxy)",
+    );
   }
   // Refused rather than stored: a resource that is never applied would surprise the agent.
   const unbuilt = (body.resources ?? []).findIndex((r) => r.type === 'file' || r.type === 'memory_store');
@@ -49,4 +53,14 @@ export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'envir
     (body.initial_events ?? []).map((e) => toLoggedInput(e, newOutcomeId)),
   );
   return session;
+}
+
+/** A session may use the credentials of the vaults it names: they must exist and not be archived. */
+export function checkVaultIds(host: Pick<Host, 'vault'>, ids: readonly string[] | undefined): void {
+  for (const [i, id] of (ids ?? []).entries()) {
+    const vault = host.vault.getVault(id);
+    if (!vault) throw notFound('vault', id);
+    if (vault.archived_at) throw new ApiError('invalid_request_error', `vault_ids[${i}]: vault '${id}' is archived; sessions cannot use it`);
+    if (ids!.indexOf(id) !== i) throw new ApiError('invalid_request_error', `vault_ids[${i}]: vault '${id}' is named twice`);
+  }
 }

@@ -1,0 +1,86 @@
+import type { SessionLog } from '../../session/store';
+import { SessionNotFoundError, type LoggedEvent } from '../../session/types';
+import type { StreamFlow } from './service';
+
+/** Events per page at most (pages are sized by bytes; this bounds a page of tiny events). */
+const PAGE_EVENTS = 1000;
+
+/** What `watchEvents` reads and where it sends it. */
+export interface EventWatch {
+  log: SessionLog;
+  sessionId: string;
+  /** The position after which the watch starts (0: the whole log). */
+  after: number;
+  push(event: LoggedEvent): void;
+  flow?: StreamFlow;
+  /** Bytes of events read and pushed at a time (READER_PAGE_BYTES). */
+  pageBytes: number;
+}
+
+/**
+ * A session's events after a position, then each new one as it is committed, without gap or
+ * double. The log is the buffer: a watch that is behind reads on from the last event it pushed,
+ * a page (`pageBytes`) at a time; one that is caught up, with room in its transport, pushes an
+ * appended event as it is committed. The first page goes out at once; before each
+ * later one the host's other work runs and the transport's buffer must have room
+ * (`flow.drained`); a page stops early when the buffer fills (`flow.congested`) and the rest
+ * stays in the log. So a client that does not read holds at most its transport's mark plus one
+ * event, however long the session or the time it is away. Returns the function that stops it.
+ */
+export function watchEvents(w: EventWatch): () => void {
+  const { log, sessionId, push, flow } = w;
+  let last = w.after;
+  let stopped = false;
+  let appended = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = log.subscribe(sessionId, (e) => {
+    // Caught up, with room in the transport: the new event goes out at once.
+    if (wake && e.seq === last + 1 && !flow?.congested?.()) {
+      last = e.seq;
+      push(e);
+      return;
+    }
+    appended = true;
+    wake?.();
+  });
+  const stop = () => {
+    stopped = true;
+    unsubscribe();
+    wake?.();
+  };
+
+  /** Pushes the next page; true if there may be more to read now. */
+  const sendPage = (): boolean => {
+    appended = false;
+    const { events, more } = log.getEventPage(sessionId, { after: last, limit: PAGE_EVENTS, maxBytes: w.pageBytes });
+    for (const e of events) {
+      last = e.seq;
+      push(e);
+      if (stopped) return false;
+      if (flow?.congested?.()) return e !== events[events.length - 1] || more;
+    }
+    return more;
+  };
+
+  const run = async () => {
+    // The first page goes out at once, unless the transport is full (another stream's page).
+    let more = flow?.congested?.() ? true : sendPage();
+    while (!stopped) {
+      if (!more && !appended) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        if (stopped) return;
+      }
+      await new Promise((r) => setImmediate(r));
+      await flow?.drained?.();
+      if (stopped) return;
+      more = sendPage();
+    }
+  };
+  run().catch((err) => {
+    // The session was deleted: nothing more to send.
+    if (!(err instanceof SessionNotFoundError)) console.error('corral: event watch failed:', err);
+    stop();
+  });
+  return stop;
+}

@@ -1,0 +1,205 @@
+/**
+ * The local hand's sandbox: Anthropic's sandbox runtime (`@anthropic-ai/sandbox-runtime`),
+ * bubblewrap on Linux and `sandbox-exec` on macOS. Each bash call runs in it with:
+ *
+ * - the whole filesystem read-only, and only the hand's work folder (and a private temporary
+ *   folder) writable;
+ * - the folders the host names unreadable (its data folder, the other sessions' work folders)
+ *   together with the usual secret stores under the home folder (SECRET_STORES);
+ * - its own PID namespace (Linux): the host and every other process are invisible, so no
+ *   `/proc/<pid>/environ` of theirs can be read;
+ * - no network of its own: its only way out is the runtime's proxy in the host, which lets
+ *   through only the hosts the environment allows and never connects to loopback, link-local or
+ *   cloud-metadata addresses, or to this machine's own addresses;
+ * - no new Unix sockets (seccomp), so the Docker, adb or agent sockets on this machine are out
+ *   of reach too.
+ *
+ * The runtime keeps one configuration per process: the host initializes it once, and each
+ * command carries its own filesystem rules and its own network allow list (registered under a
+ * random id for the duration of the command).
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+
+type SandboxLib = typeof import('@anthropic-ai/sandbox-runtime');
+
+/** What one sandboxed hand may do beyond its own folder. */
+export interface SandboxPolicy {
+  /** Paths commands may not read (the host's data folder, other sessions' folders, …). */
+  denyRead: readonly string[];
+  /** Hosts reachable through the proxy (`example.com`, `*.example.com`, optional `:port`). */
+  allowedHosts: readonly string[];
+}
+
+/** How the hand runs its commands, for its description and the log. */
+export type SandboxState =
+  | { enabled: true; network: string }
+  | { enabled: false; reason: string; on_purpose: boolean };
+
+/** Secret stores under the home folder (and a few system files) every sandboxed command is denied. */
+export const SECRET_STORES: readonly string[] = [
+  '.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.kube', '.docker', '.netrc', '.git-credentials',
+  '.config/git/credentials', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pypirc', '.pgpass', '.my.cnf',
+  '.cargo/credentials', '.cargo/credentials.toml', '.config/gh', '.config/hub', '.password-store',
+  '.local/share/keyrings', '.vault-token', '.terraform.d', '.config/op', '.oci', '.config/doctl',
+  '.config/Corral', '.anthropic', '.claude', '.claude.json', '.config/anthropic',
+  '.mozilla', '.config/google-chrome', '.config/chromium', '.config/BraveSoftware',
+  '.bash_history', '.zsh_history', '.python_history', '.psql_history', '.mysql_history', '.node_repl_history',
+  'Library/Keychains', 'Library/Application Support/Corral', 'Library/Cookies',
+];
+
+/** The paths every sandboxed command is denied: the secret stores in `home`, and the system's own. */
+export function deniedSecretPaths(home: string = os.homedir()): string[] {
+  const out = SECRET_STORES.map((p) => path.join(home, p));
+  out.push('/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/sudoers.d', '/etc/master.passwd');
+  try {
+    for (const name of fs.readdirSync('/etc/ssh')) if (/^ssh_host_.*_key$/.test(name)) out.push(path.join('/etc/ssh', name));
+  } catch {
+    // No /etc/ssh here.
+  }
+  return out;
+}
+
+let lib: Promise<SandboxLib> | undefined;
+let availability: Promise<{ ok: true } | { ok: false; reason: string }> | undefined;
+
+function load(): Promise<SandboxLib> {
+  lib ??= import('@anthropic-ai/sandbox-runtime');
+  return lib;
+}
+
+/** The runtime's one configuration: nothing writable, no host allowed; each command says more. */
+const BASE_CONFIG: SandboxRuntimeConfig = {
+  network: { allowedDomains: [], deniedDomains: [] },
+  filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+  // The runtime also protects dotfiles in the *host's* current folder, found with ripgrep; one
+  // level is enough (the host's folder is never a work folder).
+  mandatoryDenySearchDepth: 1,
+};
+
+/**
+ * Whether commands can be sandboxed here, found once per process: the platform, the tools the
+ * runtime needs (bubblewrap, socat, ripgrep on Linux) and a real sandboxed `true`.
+ */
+export function sandboxAvailability(): Promise<{ ok: true } | { ok: false; reason: string }> {
+  availability ??= probe();
+  return availability;
+}
+
+async function probe(): Promise<{ ok: true } | { ok: false; reason: string }> {
+  if (process.platform !== 'linux' && process.platform !== 'darwin') {
+    return { ok: false, reason: `no sandbox is available on ${process.platform} (Corral sandboxes commands on Linux and macOS)` };
+  }
+  let sandbox: SandboxLib['SandboxManager'];
+  try {
+    sandbox = (await load()).SandboxManager;
+  } catch (err) {
+    return { ok: false, reason: `the sandbox runtime could not be loaded: ${(err as Error).message}` };
+  }
+  if (!sandbox.isSupportedPlatform()) return { ok: false, reason: 'this system cannot run the sandbox (WSL 1?)' };
+  const deps = sandbox.checkDependencies();
+  if (deps.errors.length > 0) {
+    const hint = process.platform === 'linux' ? ' (on Debian/Ubuntu: apt-get install bubblewrap socat ripgrep)' : '';
+    return { ok: false, reason: `the sandbox's tools are missing: ${deps.errors.join('; ')}${hint}` };
+  }
+  try {
+    await sandbox.initialize(BASE_CONFIG);
+  } catch (err) {
+    return { ok: false, reason: `the sandbox could not start: ${(err as Error).message}` };
+  }
+  // A real run: bubblewrap may be installed and still be refused user namespaces.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-sandbox-probe-'));
+  try {
+    const wrapped = await wrap('true', { workDir: dir, tmpDir: dir, policy: { denyRead: [], allowedHosts: [] } });
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(wrapped.file, wrapped.args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 20_000 });
+    wrapped.release();
+    if (r.status !== 0) {
+      return { ok: false, reason: `a sandboxed test command failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr ?? '').trim().slice(0, 500)}` };
+    }
+  } catch (err) {
+    return { ok: false, reason: `a sandboxed test command could not be prepared: ${(err as Error).message}` };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return { ok: true };
+}
+
+/** Quotes a string for bash. */
+const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** A command ready to spawn in the sandbox; `release` once it has ended (or never started). */
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+  release(): void;
+}
+
+/**
+ * Wraps `bash -c command` for the sandbox: writes only to `workDir` and `tmpDir` (TMPDIR),
+ * reads everything except the policy's and the secret stores, reaches only the allowed hosts.
+ * Call only after `sandboxAvailability()` said yes.
+ */
+export async function wrap(
+  command: string,
+  opts: { workDir: string; tmpDir: string; policy: SandboxPolicy; signal?: AbortSignal },
+): Promise<SandboxedCommand> {
+  const { SandboxManager: sandbox } = await load();
+  const commandId = randomBytes(16).toString('base64url');
+  const custom: Partial<SandboxRuntimeConfig> = {
+    filesystem: {
+      denyRead: [...deniedSecretPaths(), ...opts.policy.denyRead],
+      // Readable again inside a denied root (the work root): needed on macOS, where a write
+      // allowance does not lift a read denial; on Linux the write binds already do.
+      allowRead: [opts.workDir, opts.tmpDir],
+      allowWrite: [opts.workDir, opts.tmpDir],
+      denyWrite: [],
+    },
+  };
+  // The runtime sets TMPDIR to a folder every sandbox shares; ours is the hand's own.
+  const inner = `export TMPDIR=${shq(opts.tmpDir)}; ${command}`;
+  const { argv } = await sandbox.wrapWithSandboxArgv(inner, 'bash', custom, opts.signal, opts.workDir, { commandId, commandText: command });
+  let registered = false;
+  try {
+    if (opts.policy.allowedHosts.length > 0) {
+      sandbox.registerCommandNetworkLists(commandId, { allowedDomains: [...opts.policy.allowedHosts] });
+      registered = true;
+    }
+  } catch (err) {
+    sandbox.cleanupAfterCommand();
+    throw err;
+  }
+  let released = false;
+  return {
+    file: argv[0]!,
+    args: argv.slice(1),
+    release: () => {
+      if (released) return;
+      released = true;
+      if (registered) sandbox.unregisterCommandNetworkLists(commandId);
+      sandbox.cleanupAfterCommand();
+    },
+  };
+}
+
+/**
+ * Package registries (and GitHub, where many packages and repositories come from): what a
+ * `local` environment reaches by default, and with `allow_package_managers: true`.
+ */
+export const PACKAGE_MANAGER_HOSTS: readonly string[] = [
+  'registry.npmjs.org', 'registry.yarnpkg.com', 'pypi.org', 'files.pythonhosted.org', 'crates.io', 'static.crates.io',
+  'index.crates.io', 'proxy.golang.org', 'sum.golang.org', 'rubygems.org', 'repo.maven.apache.org', 'repo1.maven.org',
+  'github.com', 'codeload.github.com', 'objects.githubusercontent.com', 'raw.githubusercontent.com',
+];
+
+/** How the network looks from inside, in a few words. */
+export function describeNetwork(policy: SandboxPolicy): string {
+  if (policy.allowedHosts.length === 0) return 'no network';
+  const registries = PACKAGE_MANAGER_HOSTS.every((h) => policy.allowedHosts.includes(h));
+  const others = policy.allowedHosts.filter((h) => !registries || !PACKAGE_MANAGER_HOSTS.includes(h));
+  const parts = [...(registries ? ['package registries and GitHub'] : []), ...(others.length <= 4 ? others : [`${others.length} allowed hosts`])];
+  return `network only to ${parts.join(', ')}, through a proxy`;
+}

@@ -1,0 +1,28 @@
+import fs from 'node:fs/promises';
+
+/** Characters encoded and written at a time: about a millisecond of the loop each. */
+const SLICE_CHARS = 1024 * 1024;
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+
+/**
+ * Writes a string to a file as UTF-8, a slice at a time. `fs.promises.writeFile` encodes the
+ * whole string at once on the calling thread (50–100 ms for 64 MiB here); this never holds the
+ * host's event loop longer than one slice takes. Same bytes as writeFile.
+ */
+export async function writeTextFile(file: string, text: string, sliceChars: number = SLICE_CHARS, mode = 0o600): Promise<void> {
+  // Private by default (the outputs are transcripts), whatever the umask.
+  const handle = await fs.open(file, 'w', mode);
+  try {
+    for (let start = 0; start < text.length; ) {
+      let end = Math.min(text.length, start + sliceChars);
+      // A surrogate pair split across two slices would be encoded as two U+FFFD: keep it whole.
+      if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end += end - start > 1 ? -1 : 1;
+      const bytes = Buffer.from(text.slice(start, end), 'utf8');
+      for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
+      start = end;
+    }
+  } finally {
+    await handle.close();
+  }
+}

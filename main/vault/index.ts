@@ -1,0 +1,93 @@
+/**
+ * The vault as the host composes it: the store and key, the model proxy brains call, the
+ * registration that gives each brain a capability instead of a key, and the redacting views
+ * of the log and the hands that brains and hands write through.
+ */
+import type { Database } from 'better-sqlite3';
+import type { SessionLog } from '../session/store';
+import type { EventInput } from '../session/types';
+import { registerBrainEnvProvider } from './brain-env';
+import type { VaultKeyWrapper } from './keys';
+import { ModelProxy } from './model-proxy';
+import { Vault } from './vault';
+
+export { Vault } from './vault';
+export type { VaultKeyWrapper } from './keys';
+
+export interface HostVault {
+  vault: Vault;
+  modelProxy: ModelProxy;
+  /** Settles when both the key is open and the proxy listens (rejects if the key cannot be had). */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HostVaultOptions {
+  db: Database;
+  log: SessionLog;
+  dataDir: string;
+  passphrase?: string;
+  keyWrapper?: VaultKeyWrapper;
+  /** The model API's base URL, read per request; default `ANTHROPIC_BASE_URL`, else https://api.anthropic.com. */
+  upstream?: () => string;
+}
+
+export function startHostVault(opts: HostVaultOptions): HostVault {
+  const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper });
+  const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
+  const unregister = registerBrainEnvProvider({
+    envFor: (sessionId) => {
+      const url = modelProxy.url;
+      if (!url || !opts.log.findSession(sessionId)) return undefined;
+      const cap = modelProxy.mint(sessionId);
+      return { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: cap.token }, release: cap.revoke };
+    },
+  });
+  const ready = Promise.all([vault.ready, modelProxy.listening]).then(() => undefined);
+  ready.catch(() => {});
+  return {
+    vault,
+    modelProxy,
+    ready,
+    close: async () => {
+      unregister();
+      vault.close();
+      await modelProxy.close();
+    },
+  };
+}
+
+/**
+ * Binds every function of `target` to it (so the view never holds state of its own) and
+ * replaces the named ones.
+ */
+function view<T extends object>(target: T, overrides: Partial<Record<keyof T, unknown>>): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (Object.prototype.hasOwnProperty.call(overrides, prop)) return overrides[prop as keyof T];
+      const v = Reflect.get(t, prop, t) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+}
+
+/** The log as brains and hands write to it: every appended event has the vault's values redacted. */
+export function redactingLog(log: SessionLog, vault: Vault): SessionLog {
+  return view(log, {
+    emitEvent: (sessionId: string, event: EventInput, o?: Parameters<SessionLog['emitEvent']>[2]) => {
+      vault.flushLive(sessionId, [event]);
+      return log.emitEvent(sessionId, vault.redactEvent(event), o);
+    },
+    emitEvents: (sessionId: string, events: readonly EventInput[], key?: string) => {
+      vault.flushLive(sessionId, events);
+      return log.emitEvents(sessionId, events.map((e) => vault.redactEvent(e)), key);
+    },
+  });
+}
+
+/** Hands as the supervisor calls them: a tool's output is redacted before it reaches the brain. */
+export function redactingHands<H extends { execute(...args: any[]): Promise<unknown> }>(hands: H, vault: Vault): H {
+  return view(hands, {
+    execute: async (...args: unknown[]) => vault.redactor.redactValue(await (hands.execute as (...a: unknown[]) => Promise<unknown>)(...args)),
+  } as Partial<Record<keyof H, unknown>>);
+}

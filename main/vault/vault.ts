@@ -1,0 +1,667 @@
+/**
+ * The vault: credentials sealed at rest, usable only by the host, only for the sessions whose
+ * `vault_ids` name their vault, and only within each credential's scope. Values go in and
+ * never come out through the API; the host's proxies (model now; git, MCP, SSH and egress
+ * later) get them through `resolve`, and every use is a `vault.credential_used` event in the
+ * session's log. Every value (and its encoded forms) is redacted from what brains and hands
+ * produce.
+ */
+import type { Database } from 'better-sqlite3';
+import { monotonicFactory } from 'ulid';
+import type { SessionLog } from '../session/store';
+import type { EventInput } from '../session/types';
+import { open, seal } from './crypto';
+import {
+  allows,
+  applyUpdate,
+  CredentialInputError,
+  KINDS_FOR,
+  secretValues,
+  splitCreate,
+  uniqueKeyOf,
+  type AnySecret,
+  type AuthCreate,
+  type AuthUpdate,
+  type CredentialKind,
+  type CredentialPurpose,
+  type PublicAuth,
+  type SecretOf,
+} from './kinds';
+import { unlockKey, type KeyMode, type VaultKeyWrapper } from './keys';
+import { exchangeRefreshToken } from './oauth';
+import { Redactor, type SecretEntry, type StreamRedactor } from './redact';
+import { DuplicateCredentialError, VaultStore, type CredentialRow, type VaultRow } from './store';
+
+const nextUlid = monotonicFactory();
+const newVaultId = () => `vlt_${nextUlid()}`;
+const newCredentialId = () => `vcrd_${nextUlid()}`;
+const DEFAULT_VAULT = 'default_vault_id';
+/** An OAuth access token this close to expiry is refreshed before use. */
+const REFRESH_MARGIN_MS = 60_000;
+
+/** A vault as the API shows it. */
+export interface VaultInfo {
+  id: string;
+  display_name: string;
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  /** Corral: the host's default vault (its model key serves sessions that name none). */
+  is_default: boolean;
+}
+
+/** A credential as the API shows it: never a value. */
+export interface CredentialInfo {
+  id: string;
+  vault_id: string;
+  display_name: string | null;
+  metadata: Record<string, string>;
+  auth: PublicAuth;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  /** Corral: when a session last used it (a ledger event records each use). */
+  last_used_at: string | null;
+}
+
+/** A credential picked for one use, with its value. Host-side only: never send it anywhere but the target. */
+export interface ResolvedCredential<K extends CredentialKind = CredentialKind> {
+  credential: CredentialInfo & { auth: PublicAuth & { type: K } };
+  secret: SecretOf<K>;
+  /** Records the use: a `vault.credential_used` event in the session's log, and `last_used_at`. */
+  recordUse(target: string): void;
+}
+
+/** The model key a session's requests get, and where it came from. */
+export interface ModelKey {
+  value: string;
+  /** The header the upstream expects it in. */
+  header: 'x-api-key' | 'authorization';
+  source: 'session_vault' | 'default_vault' | 'env';
+  /** The credential (vault sources only). */
+  credential?: ResolvedCredential<'model_api_key'>;
+}
+
+export class VaultNotFoundError extends Error {
+  override readonly name = 'VaultNotFoundError';
+  constructor(
+    readonly what: 'vault' | 'credential',
+    readonly id: string,
+  ) {
+    super(`${what} '${id}' was not found`);
+  }
+}
+
+/** An operation the vault's state does not allow (an archived vault or credential, a duplicate). */
+export class VaultStateError extends Error {
+  override readonly name = 'VaultStateError';
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The key could not be had: values cannot be sealed or opened. */
+export class VaultLockedError extends Error {
+  override readonly name = 'VaultLockedError';
+}
+
+export interface VaultOptions {
+  db: Database;
+  log: SessionLog;
+  dataDir: string;
+  /** Passphrase mode when set (else the key file). */
+  passphrase?: string;
+  /** The desktop app's OS-keychain wrapping of the key file. */
+  keyWrapper?: VaultKeyWrapper;
+  /** Where the model-key fallback (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`) is read; default process.env, read at each use. */
+  env?: NodeJS.ProcessEnv;
+}
+
+type Values = { label: string; values: string[] };
+type LiveStreams = Map<string, { stream: StreamRedactor; last?: LiveDeltaLike }>;
+
+export class Vault {
+  /** Settles when the key is open (rejects with the reason it could not be). */
+  readonly ready: Promise<void>;
+  private readonly store: VaultStore;
+  private key?: Buffer;
+  private keyInfo?: { mode: KeyMode; description: string };
+  private lockError?: Error;
+  private readonly values = new Map<string, Values>();
+  private redactorCache?: { redactor: Redactor; version: number; env: string };
+  private version = 0;
+  private readonly live = new Map<string, LiveStreams>();
+  private readonly unsubscribe: () => void;
+  private readonly refreshing = new Map<string, Promise<void>>();
+  private liveTailSink?: (sessionId: string, delta: LiveDeltaLike) => void;
+
+  constructor(private readonly opts: VaultOptions) {
+    this.store = new VaultStore(opts.db);
+    this.ready = this.unlock();
+    this.ready.catch(() => {}); // the reason is kept and reported to every caller that needs the key
+    // Live text ends as its event is logged (or its request ends): drop its stream state.
+    this.unsubscribe = opts.log.subscribeAll(({ sessionId, event }) => {
+      const streams = this.live.get(sessionId);
+      if (!streams) return;
+      streams.delete(event.id);
+      if (streams.size === 0 || event.type === 'span.model_request_end') this.live.delete(sessionId);
+    });
+  }
+
+  private async unlock(): Promise<void> {
+    try {
+      const got = await unlockKey(this.store, { dataDir: this.opts.dataDir, passphrase: this.opts.passphrase, wrapper: this.opts.keyWrapper });
+      this.key = got.key;
+      this.keyInfo = { mode: got.mode, description: got.description };
+      for (const row of this.store.allCredentials()) {
+        try {
+          this.values.set(row.id, { label: labelOf(row), values: secretValues(row.kind as CredentialKind, this.openSecret(row)) });
+        } catch (err) {
+          // One damaged row does not lock the rest; using it fails with the reason.
+          console.warn(`corral: vault: credential ${row.id} cannot be opened (${(err as Error).message})`);
+        }
+      }
+      this.version++;
+    } catch (err) {
+      this.lockError = err instanceof Error ? err : new Error(String(err));
+      throw this.lockError;
+    }
+  }
+
+  /** How the key is had (for the start-up message), once open. */
+  get keySource(): { mode: KeyMode; description: string } | undefined {
+    return this.keyInfo;
+  }
+
+  private async needKey(): Promise<Buffer> {
+    try {
+      await this.ready;
+    } catch {
+      // reported below
+    }
+    if (!this.key) throw new VaultLockedError(`the vault is locked: ${this.lockError?.message ?? 'its key is not open yet'}`);
+    return this.key;
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.live.clear();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Vaults
+
+  createVault(input: { display_name: string; metadata?: Record<string, string>; is_default?: boolean }): VaultInfo {
+    const id = newVaultId();
+    this.store.transaction(() => {
+      this.store.insertVault(id, { display_name: input.display_name, metadata: input.metadata ?? {} });
+      if (input.is_default) this.store.setSetting(DEFAULT_VAULT, id);
+    });
+    return this.getVault(id)!;
+  }
+
+  getVault(id: string): VaultInfo | undefined {
+    const row = this.store.vault(id);
+    return row ? this.vaultInfo(row) : undefined;
+  }
+
+  listVaults(opts: { limit: number; page?: string | null; includeArchived?: boolean }): { data: VaultInfo[]; next_page: string | null } {
+    const page = this.store.listVaults(opts);
+    return { data: page.data.map((r) => this.vaultInfo(r)), next_page: page.next_page };
+  }
+
+  /** Changes name, metadata (the whole new map) or default-ness. An archived vault cannot change. */
+  updateVault(id: string, change: { display_name?: string; metadata?: Record<string, string>; is_default?: boolean }): VaultInfo {
+    this.store.transaction(() => {
+      const row = this.mustVault(id);
+      if (row.archived_at) throw new VaultStateError(`vault '${id}' is archived and cannot be updated`, 'vault_archived');
+      this.store.updateVault(id, {
+        display_name: change.display_name ?? row.record.display_name,
+        metadata: change.metadata ?? row.record.metadata,
+      });
+      if (change.is_default === true) this.store.setSetting(DEFAULT_VAULT, id);
+      if (change.is_default === false && this.store.setting(DEFAULT_VAULT) === id) this.store.setSetting(DEFAULT_VAULT, null);
+    });
+    return this.getVault(id)!;
+  }
+
+  /** Archives a vault: its credentials are no longer used, and sessions cannot name it. */
+  archiveVault(id: string): VaultInfo {
+    this.store.transaction(() => {
+      this.mustVault(id);
+      this.store.archiveVault(id);
+      if (this.store.setting(DEFAULT_VAULT) === id) this.store.setSetting(DEFAULT_VAULT, null);
+    });
+    return this.getVault(id)!;
+  }
+
+  /** Deletes a vault and its credentials, sealed values included. */
+  deleteVault(id: string): void {
+    const removed = this.store.transaction(() => {
+      const creds = this.store.allCredentials().filter((c) => c.vault_id === id);
+      if (!this.store.deleteVault(id)) throw new VaultNotFoundError('vault', id);
+      if (this.store.setting(DEFAULT_VAULT) === id) this.store.setSetting(DEFAULT_VAULT, null);
+      return creds;
+    });
+    for (const c of removed) this.values.delete(c.id);
+    this.version++;
+  }
+
+  defaultVaultId(): string | undefined {
+    return this.store.setting(DEFAULT_VAULT);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Credentials
+
+  async createCredential(vaultId: string, input: { display_name?: string | null; metadata?: Record<string, string>; auth: AuthCreate }): Promise<CredentialInfo> {
+    const key = await this.needKey();
+    const { auth, secret } = splitCreate(input.auth);
+    const id = newCredentialId();
+    this.store.transaction(() => {
+      const vault = this.mustVault(vaultId);
+      if (vault.archived_at) throw new VaultStateError(`vault '${vaultId}' is archived; credentials cannot be added to it`, 'vault_archived');
+      const unique = uniqueKeyOf(auth);
+      try {
+        this.store.insertCredential({
+          id,
+          vault_id: vaultId,
+          kind: auth.type,
+          unique_key: unique ?? null,
+          record: { display_name: input.display_name ?? null, metadata: input.metadata ?? {}, auth },
+          secret: seal(key, JSON.stringify(secret), aadOf(vaultId, id)),
+        });
+      } catch (err) {
+        if (err instanceof DuplicateCredentialError) throw duplicate(vaultId, auth);
+        throw err;
+      }
+    });
+    const row = this.store.credential(vaultId, id)!;
+    this.remember(row, secret);
+    return credentialInfo(row);
+  }
+
+  getCredential(vaultId: string, id: string): CredentialInfo | undefined {
+    const row = this.store.credential(vaultId, id);
+    return row ? credentialInfo(row) : undefined;
+  }
+
+  listCredentials(vaultId: string, opts: { limit: number; page?: string | null; includeArchived?: boolean }): { data: CredentialInfo[]; next_page: string | null } {
+    this.mustVault(vaultId);
+    const page = this.store.listCredentials(vaultId, opts);
+    return { data: page.data.map(credentialInfo), next_page: page.next_page };
+  }
+
+  /** Changes name, metadata (the whole new map) and `auth` (new values re-sealed; the type cannot change). */
+  async updateCredential(
+    vaultId: string,
+    id: string,
+    change: { display_name?: string | null; metadata?: Record<string, string>; auth?: AuthUpdate },
+  ): Promise<CredentialInfo> {
+    const key = await this.needKey();
+    let newSecret: AnySecret | undefined;
+    this.store.transaction(() => {
+      const row = this.mustCredential(vaultId, id);
+      if (row.archived_at) throw new VaultStateError(`credential '${id}' is archived and cannot be updated`, 'credential_archived');
+      let auth = row.record.auth as PublicAuth;
+      let sealed = row.secret;
+      if (change.auth) {
+        const next = applyUpdate(auth, this.openSecret(row), change.auth);
+        auth = next.auth;
+        newSecret = next.secret;
+        sealed = seal(key, JSON.stringify(next.secret), aadOf(vaultId, id));
+      }
+      this.store.updateCredential(
+        id,
+        {
+          display_name: change.display_name !== undefined ? change.display_name : row.record.display_name,
+          metadata: change.metadata ?? row.record.metadata,
+          auth,
+        },
+        sealed,
+      );
+    });
+    const row = this.store.credential(vaultId, id)!;
+    this.remember(row, newSecret);
+    return credentialInfo(row);
+  }
+
+  archiveCredential(vaultId: string, id: string): CredentialInfo {
+    this.mustCredential(vaultId, id);
+    this.store.archiveCredential(id);
+    return credentialInfo(this.store.credential(vaultId, id)!);
+  }
+
+  deleteCredential(vaultId: string, id: string): void {
+    this.mustVault(vaultId);
+    if (!this.store.deleteCredential(vaultId, id)) throw new VaultNotFoundError('credential', id);
+    this.values.delete(id);
+    this.version++;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Use: what the host's proxies call
+
+  /** The vaults a session may use, in the order it named them (missing or archived ones left out). */
+  sessionVaults(sessionId: string): string[] {
+    const ids = this.opts.log.findSession(sessionId)?.record.vault_ids;
+    if (!Array.isArray(ids)) return [];
+    return ids.filter((id): id is string => typeof id === 'string' && Boolean(this.store.vault(id)) && !this.store.vault(id)!.archived_at);
+  }
+
+  /**
+   * The credential a session may use for a purpose: the first live credential of the right kind
+   * whose scope allows it, searching the session's vaults in the order it named them. Nothing
+   * outside those vaults is ever returned (the model key's default vault is `modelKey`'s
+   * business). An `mcp_oauth` token about to expire is refreshed first. The use is not recorded
+   * until the caller calls `recordUse` (once the request is really sent).
+   */
+  async resolve(sessionId: string, purpose: CredentialPurpose): Promise<ResolvedCredential | undefined> {
+    return (await this.resolveAll(sessionId, purpose, 1))[0];
+  }
+
+  /** Every credential a session may use for a purpose (the egress proxy substitutes several). */
+  async resolveAll(sessionId: string, purpose: CredentialPurpose, limit = Infinity): Promise<ResolvedCredential[]> {
+    await this.needKey();
+    const out: ResolvedCredential[] = [];
+    for (const vaultId of this.sessionVaults(sessionId)) {
+      for (const row of this.store.usableCredentials(vaultId, KINDS_FOR[purpose.use])) {
+        if (!allows(row.record.auth as PublicAuth, purpose)) continue;
+        out.push(await this.resolved(sessionId, row, purpose));
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The model key for a session's requests: the first `model_api_key` in the session's vaults,
+   * else the one in the host's default vault, else `ANTHROPIC_API_KEY` (or
+   * `ANTHROPIC_AUTH_TOKEN`, sent as a bearer token) from the host's environment. Undefined: none.
+   */
+  async modelKey(sessionId: string): Promise<ModelKey | undefined> {
+    const own = (await this.resolve(sessionId, { use: 'model' })) as ResolvedCredential<'model_api_key'> | undefined;
+    if (own) return { value: own.secret.api_key, header: own.credential.auth.header as ModelKey['header'], source: 'session_vault', credential: own };
+    const fromDefault = await this.defaultModelCredential(sessionId);
+    if (fromDefault) return { value: fromDefault.secret.api_key, header: fromDefault.credential.auth.header as ModelKey['header'], source: 'default_vault', credential: fromDefault };
+    return envModelKey(this.env);
+  }
+
+  /** Which model key sessions that name no vault with one get (for `serve`'s start-up message). */
+  async defaultModelKeySource(): Promise<string> {
+    const cred = await this.defaultModelCredential(undefined).catch(() => undefined);
+    if (cred) return `the default vault's model_api_key credential ${cred.credential.display_name ? `'${cred.credential.display_name}' ` : ''}(${cred.credential.id})`;
+    const env = envModelKey(this.env);
+    if (env) return `${env.header === 'x-api-key' ? 'ANTHROPIC_API_KEY' : 'ANTHROPIC_AUTH_TOKEN'} from the environment (a first-run fallback: store it as a model_api_key credential in the default vault)`;
+    return 'none (set ANTHROPIC_API_KEY, or add a model_api_key credential to the default vault or a session\'s vault)';
+  }
+
+  private async defaultModelCredential(sessionId: string | undefined): Promise<ResolvedCredential<'model_api_key'> | undefined> {
+    await this.needKey();
+    const id = this.defaultVaultId();
+    const vault = id ? this.store.vault(id) : undefined;
+    if (!vault || vault.archived_at) return undefined;
+    const row = this.store.usableCredentials(vault.id, ['model_api_key'])[0];
+    return row ? ((await this.resolved(sessionId, row, { use: 'model' })) as ResolvedCredential<'model_api_key'>) : undefined;
+  }
+
+  /**
+   * The placeholders a hand sees instead of the session's `environment_variable` values
+   * (name → placeholder); the egress proxy swaps them for the values on allowed hosts.
+   */
+  async environmentPlaceholders(sessionId: string): Promise<Record<string, string>> {
+    await this.needKey();
+    const out: Record<string, string> = {};
+    for (const vaultId of this.sessionVaults(sessionId)) {
+      for (const row of this.store.usableCredentials(vaultId, ['environment_variable'])) {
+        const name = String(row.record.auth.secret_name);
+        if (!(name in out)) out[name] = placeholderOf(row.id);
+      }
+    }
+    return out;
+  }
+
+  /** Exchanges an `mcp_oauth` credential's refresh token for a new access token, and keeps it. */
+  async refreshOAuth(vaultId: string, id: string): Promise<CredentialInfo> {
+    const key = await this.needKey();
+    const pending = this.refreshing.get(id);
+    if (pending) {
+      await pending;
+      return credentialInfo(this.mustCredential(vaultId, id));
+    }
+    const run = (async () => {
+      const row = this.mustCredential(vaultId, id);
+      const auth = row.record.auth as Record<string, any>;
+      if (auth.type !== 'mcp_oauth' || !auth.refresh) throw new CredentialInputError(`credential '${id}' has no refresh configuration`);
+      const secret = this.openSecret(row) as SecretOf<'mcp_oauth'>;
+      if (!secret.refresh_token) throw new CredentialInputError(`credential '${id}' has no refresh token`);
+      const got = await exchangeRefreshToken({
+        token_endpoint: auth.refresh.token_endpoint,
+        client_id: auth.refresh.client_id,
+        refresh_token: secret.refresh_token,
+        token_endpoint_auth: auth.refresh.token_endpoint_auth.type,
+        client_secret: secret.client_secret,
+        scope: auth.refresh.scope,
+        resource: auth.refresh.resource,
+      });
+      const next: SecretOf<'mcp_oauth'> = { ...secret, access_token: got.access_token, ...(got.refresh_token ? { refresh_token: got.refresh_token } : {}) };
+      this.store.transaction(() => {
+        const current = this.mustCredential(vaultId, id);
+        this.store.updateCredential(id, { ...current.record, auth: { ...current.record.auth, expires_at: got.expires_at } }, seal(key, JSON.stringify(next), aadOf(vaultId, id)));
+      });
+      this.remember(this.store.credential(vaultId, id)!, next);
+    })();
+    this.refreshing.set(id, run);
+    try {
+      await run;
+    } finally {
+      this.refreshing.delete(id);
+    }
+    return credentialInfo(this.mustCredential(vaultId, id));
+  }
+
+  private async resolved(sessionId: string | undefined, row: CredentialRow, purpose: CredentialPurpose): Promise<ResolvedCredential> {
+    let current = row;
+    const auth = row.record.auth as Record<string, any>;
+    if (auth.type === 'mcp_oauth' && auth.refresh && auth.expires_at && Date.parse(auth.expires_at) - Date.now() < REFRESH_MARGIN_MS) {
+      try {
+        await this.refreshOAuth(row.vault_id, row.id);
+        current = this.store.credential(row.vault_id, row.id) ?? row;
+      } catch (err) {
+        // The stale token is still returned: the server's 401 is then the error the caller reports.
+        console.warn(`corral: vault: refreshing credential ${row.id} failed: ${(err as Error).message}`);
+      }
+    }
+    return {
+      credential: credentialInfo(current) as ResolvedCredential['credential'],
+      secret: this.openSecret(current) as never,
+      recordUse: (target) => this.recordUse(sessionId, current, purpose, target),
+    };
+  }
+
+  private recordUse(sessionId: string | undefined, row: CredentialRow, purpose: CredentialPurpose, target: string): void {
+    const at = new Date().toISOString();
+    this.store.touchCredential(row.id, at);
+    if (!sessionId) return;
+    try {
+      this.opts.log.emitEvent(sessionId, {
+        type: 'vault.credential_used',
+        credential_id: row.id,
+        vault_id: row.vault_id,
+        kind: row.kind,
+        purpose: purpose.use,
+        target: this.redactor.redact(target),
+      });
+    } catch (err) {
+      console.warn(`corral: vault: could not record a use of ${row.id} in ${sessionId}: ${(err as Error).message}`);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Redaction
+
+  /** The redactor of every value the vault holds (archived ones too), the host's model keys and the vault's passphrase. */
+  get redactor(): Redactor {
+    const envKey = hostSecrets(this.env);
+    if (this.opts.passphrase && this.opts.passphrase.length >= 8) envKey.push({ label: 'CORRAL_VAULT_PASSPHRASE', values: [this.opts.passphrase] });
+    const envSig = envKey.map((e) => e.values.join('\u0000')).join('\u0001');
+    const c = this.redactorCache;
+    if (c && c.version === this.version && c.env === envSig) return c.redactor;
+    const entries: SecretEntry[] = [...this.values.values(), ...envKey];
+    const redactor = new Redactor(entries);
+    this.redactorCache = { redactor, version: this.version, env: envSig };
+    return redactor;
+  }
+
+  redactText(text: string): string {
+    return this.redactor.redact(text);
+  }
+
+  /** The event with every vault value in its strings replaced by a marker (the hook for whatever appends brain and hand events). */
+  redactEvent<E extends EventInput>(event: E): E {
+    return this.redactor.redactValue(event);
+  }
+
+  /**
+   * Live text (event_start / event_delta) redacted across deltas: each event's text is held
+   * back by (longest secret − 1) characters. Returns null for a delta with nothing to show yet.
+   */
+  redactDelta<D extends LiveDeltaLike>(sessionId: string, delta: D): D | null {
+    const redactor = this.redactor;
+    if (!redactor.active) return delta;
+    let streams = this.live.get(sessionId);
+    if (!streams) this.live.set(sessionId, (streams = new Map()));
+    if (delta.type === 'event_start') {
+      streams.set(delta.event!.id, { stream: redactor.stream() });
+      return delta;
+    }
+    const id = delta.event_id!;
+    let live = streams.get(id);
+    if (!live) streams.set(id, (live = { stream: redactor.stream() }));
+    live.last = delta;
+    const text = live.stream.push(delta.delta!.content.text);
+    return text ? withText(delta, text) : null;
+  }
+
+  /** Where the text held back from live deltas goes when its event is appended (the supervisor's live topic). */
+  setLiveTailSink(sink: (sessionId: string, delta: LiveDeltaLike) => void): void {
+    this.liveTailSink = sink;
+  }
+
+  /**
+   * Events about to be appended end their live text: what was held back (redacted) is pushed
+   * as a last delta, so the live text still adds up to the event's text, and before it.
+   */
+  flushLive(sessionId: string, events: readonly EventInput[]): void {
+    const streams = this.live.get(sessionId);
+    if (!streams) return;
+    for (const e of events) {
+      const id = typeof e.id === 'string' ? e.id : undefined;
+      const live = id ? streams.get(id) : undefined;
+      if (!live) continue;
+      streams.delete(id!);
+      const tail = live.stream.end();
+      if (tail && live.last) this.liveTailSink?.(sessionId, withText(live.last, tail));
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  private get env(): NodeJS.ProcessEnv {
+    return this.opts.env ?? process.env;
+  }
+
+  private openSecret(row: CredentialRow): AnySecret {
+    if (!this.key) throw new VaultLockedError('the vault is locked');
+    return JSON.parse(open(this.key, row.secret, aadOf(row.vault_id, row.id)).toString('utf8')) as AnySecret;
+  }
+
+  private remember(row: CredentialRow, secret: AnySecret | undefined): void {
+    const values = secret ? secretValues(row.kind as CredentialKind, secret) : (this.values.get(row.id)?.values ?? []);
+    this.values.set(row.id, { label: labelOf(row), values });
+    this.version++;
+  }
+
+  private vaultInfo(row: VaultRow): VaultInfo {
+    return {
+      id: row.id,
+      display_name: row.record.display_name,
+      metadata: row.record.metadata ?? {},
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      archived_at: row.archived_at,
+      is_default: this.store.setting(DEFAULT_VAULT) === row.id,
+    };
+  }
+
+  private mustVault(id: string): VaultRow {
+    const row = this.store.vault(id);
+    if (!row) throw new VaultNotFoundError('vault', id);
+    return row;
+  }
+
+  private mustCredential(vaultId: string, id: string): CredentialRow {
+    this.mustVault(vaultId);
+    const row = this.store.credential(vaultId, id);
+    if (!row) throw new VaultNotFoundError('credential', id);
+    return row;
+  }
+}
+
+/** The live-text shapes (main/brain/live-text.ts), without importing the brain. */
+export interface LiveDeltaLike {
+  type: 'event_start' | 'event_delta';
+  event?: { id: string };
+  event_id?: string;
+  delta?: { content: { text: string } };
+}
+
+const withText = <D extends LiveDeltaLike>(d: D, text: string): D => ({ ...d, delta: { ...d.delta!, content: { ...d.delta!.content, text } } });
+
+/** Sealed values are bound to their vault and credential: a value moved to another row does not open. */
+const aadOf = (vaultId: string, credentialId: string) => `corral:vault_credential:${vaultId}:${credentialId}`;
+
+const labelOf = (row: CredentialRow) => `credential ${row.record.display_name || row.id}`;
+
+/** What a hand sees in place of an `environment_variable` value. */
+export const placeholderOf = (credentialId: string) => `corral_vault_placeholder_${credentialId}`;
+
+function credentialInfo(row: CredentialRow): CredentialInfo {
+  return {
+    id: row.id,
+    vault_id: row.vault_id,
+    display_name: row.record.display_name,
+    metadata: row.record.metadata ?? {},
+    auth: row.record.auth as PublicAuth,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    archived_at: row.archived_at,
+    last_used_at: row.last_used_at,
+  };
+}
+
+function duplicate(vaultId: string, auth: PublicAuth): VaultStateError {
+  const a = auth as Record<string, unknown>;
+  return auth.type === 'environment_variable'
+    ? new VaultStateError(`vault '${vaultId}' already has a credential for the variable '${String(a.secret_name)}'`, 'credential_conflict')
+    : new VaultStateError(`vault '${vaultId}' already has a credential for the MCP server ${String(a.mcp_server_url)}`, 'credential_conflict');
+}
+
+function envModelKey(env: NodeJS.ProcessEnv): ModelKey | undefined {
+  if (env.ANTHROPIC_API_KEY) return { value: env.ANTHROPIC_API_KEY, header: 'x-api-key', source: 'env' };
+  if (env.ANTHROPIC_AUTH_TOKEN) return { value: env.ANTHROPIC_AUTH_TOKEN, header: 'authorization', source: 'env' };
+  return undefined;
+}
+
+function hostSecrets(env: NodeJS.ProcessEnv): SecretEntry[] {
+  const out: SecretEntry[] = [];
+  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const) {
+    const v = env[name];
+    if (v && v.length >= 8) out.push({ label: name, values: [v] });
+  }
+  return out;
+}
