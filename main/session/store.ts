@@ -149,10 +149,12 @@ export class SessionLog {
   sessionsToResume(): string[] {
     const rows = this.db
       .prepare(
+        // Input after the last idle, whatever came after it (a hand attached, a title changed).
         `SELECT s.id FROM sessions s WHERE s.deleted_at IS NULL AND s.archived_at IS NULL AND (
-           s.status IN ('running', 'rescheduling') OR
-           (SELECT e.type FROM events e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1)
-             IN ('user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message'))`,
+           s.status IN ('running', 'rescheduling') OR EXISTS (
+             SELECT 1 FROM events e WHERE e.session_id = s.id
+               AND e.type IN ('user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message')
+               AND e.seq > COALESCE((SELECT MAX(i.seq) FROM events i WHERE i.session_id = s.id AND i.type = 'session.status_idle'), 0)))`,
       )
       .all() as { id: string }[];
     return rows.map((r) => r.id);

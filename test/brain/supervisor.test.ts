@@ -96,13 +96,22 @@ describe('the supervisor', () => {
     host.log.emitEvent(running, { type: 'session.status_running' });
     const waiting = longSession(10);
     host.log.emitEvent(waiting, message());
+    // Input with other events after it (a hand attached before any brain ran) still waits.
+    const behind = longSession(10);
+    host.log.emitEvent(behind, message());
+    host.log.emitEvent(behind, { type: 'session.updated' });
     const idle = longSession(10);
+    const answered = longSession(10);
+    host.log.emitEvent(answered, message());
+    host.log.emitEvent(answered, { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, handled_through: 11 });
+    host.log.emitEvent(answered, { type: 'session.updated' });
     await host.close();
     brains = fakeBrains();
     host = createHost({ dataDir, brains: { spawn: brains.spawn } });
     await host.started;
-    expect(brains.made.map((b) => b.sessionId).sort()).toEqual([running, waiting].sort());
+    expect(brains.made.map((b) => b.sessionId).sort()).toEqual([running, waiting, behind].sort());
     expect(of(idle)).toHaveLength(0);
+    expect(of(answered)).toHaveLength(0);
   });
 
   it('records a tool call\'s result as the call ends, and answers with it (not twice)', async () => {

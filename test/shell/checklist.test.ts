@@ -121,6 +121,8 @@ const rec = vi.hoisted(() => {
     session,
     protocol,
     shell: { openExternal: vi.fn() },
+    // Linux without a keyring: the vault key stays a 0600 file (main/shell/vault-key.ts).
+    safeStorage: { isAsyncEncryptionAvailable: async () => false, getSelectedStorageBackend: () => 'basic_text' },
     ipcMain: {
       handle: (ch: string, fn: Fn) => ipcHandlers.set(ch, fn),
       removeHandler: (ch: string) => ipcHandlers.delete(ch),
