@@ -27,7 +27,7 @@ export interface HostOptions {
    * Run brains for sessions with work (the app and `serve` do; API-only tests do not).
    * An object passes supervisor options (e.g. how to spawn a brain).
    */
-  brains?: boolean | Pick<SupervisorOptions, 'spawn' | 'maxRestartsPerMinute'>;
+  brains?: boolean | Pick<SupervisorOptions, 'spawn' | 'maxRestartsPerMinute' | 'beforeFirstBrain'>;
   /** Remote hand kinds by environment type; default: ssh, docker and adb. */
   handKinds?: Record<string, RemoteHandKind<any>>;
   /** Who this host is, for the error another host gets on the same data folder. */

@@ -2,6 +2,9 @@
  * A brain process: one session's harness, run in a child of the host. All it knows comes from
  * the log (read once, then passed on by the host as it grows), all it does goes through the host
  * (`emit`, `execute`); when it dies, the host starts another that continues from the log.
+ * Started with a session id (`fork(entry, [sessionId])`, its model capability in its env), it
+ * begins at once; started without one (a pooled brain, brain-pool.ts), it loads its code and
+ * waits for the host's `bind`, which names the session and carries the capability.
  */
 import { WAKING_TYPES } from './analyse';
 import { builtinToolDefinitions } from './tool-definitions';
@@ -11,79 +14,95 @@ import type { BrainToHost, HostToBrain } from './ipc-protocol';
 import { createAnthropicCaller } from './model';
 import { SessionView } from './session-view';
 
-const sessionId = process.argv[2];
-if (!sessionId || !process.send) {
-  console.error('corral brain: start me with fork(entry, [sessionId]) and an IPC channel');
+const argSession = process.argv[2];
+if (!process.send) {
+  console.error('corral brain: start me with fork(entry, [sessionId?]) and an IPC channel');
   process.exit(2);
 }
 
-// A failed write means the host is gone; 'disconnect' below ends this process.
-const host = createHostChannel((m: BrainToHost, done) => process.send!(m, undefined, undefined, done));
-const view = new SessionView((slice) => host.request('readPage', { slice }));
-
-const io: BrainIO = {
-  readEvents: (slice) => host.request('readEvents', { slice }),
-  emit: (events, key) => host.request('emit', { events, key }),
-  execute: (call, signal) => host.request('execute', call, signal),
-  agent: () => host.request('agent', {}),
-  hands: () => host.request('hands', {}),
-  delta: (delta) => host.notify({ t: 'delta', delta }),
-  flush: () => host.flush(),
-  toolDefinitions: builtinToolDefinitions,
-};
-
-const num = (v: string | undefined, fallback: number) => (v && Number.isFinite(Number(v)) ? Number(v) : fallback);
-const harness = new Harness(
-  io,
-  createAnthropicCaller(),
-  {
-    maxRetries: num(process.env.CORRAL_MODEL_RETRIES, 4),
-    retryBaseMs: num(process.env.CORRAL_RETRY_BASE_MS, 2000),
-    retryMaxMs: num(process.env.CORRAL_RETRY_MAX_MS, 60_000),
-  },
-  view,
-);
-
-process.on('message', (m: HostToBrain) => {
-  if (m.t === 'res') return host.settle(m);
-  if (m.t !== 'events') return;
-  view.accept(m.events);
-  for (const e of m.events) {
-    if (e.type === 'user.interrupt') harness.interrupt();
-    else if (WAKING_TYPES.has(e.type)) wake();
-  }
-});
 // The host is gone: nothing this process holds matters, and a new host will wake a new brain.
 process.on('disconnect', () => process.exit(0));
 
-// After a turn the process lingers a while with its view of the log, so the next message skips
-// the start-up and the reading.
-const lingerMs = num(process.env.CORRAL_BRAIN_LINGER_MS, 30_000);
-let running = false;
-let again = false;
-let lingerTimer: NodeJS.Timeout | undefined;
+const num = (v: string | undefined, fallback: number) => (v && Number.isFinite(Number(v)) ? Number(v) : fallback);
 
-function wake(): void {
-  if (running) {
-    again = true;
-    return;
-  }
-  clearTimeout(lingerTimer);
-  running = true;
-  again = false;
-  harness.run().then(
-    () => {
-      running = false;
-      if (again) return wake();
-      // Nothing to do, having seen the log up to here: if this process leaves, the host needs
-      // a new brain only for input after this point.
-      host.notify({ t: 'idle', through: view.lastSeq });
-      lingerTimer = setTimeout(() => void host.sent().then(() => running || process.exit(0)), lingerMs);
-    },
-    (err) => {
-      console.error(`corral brain ${sessionId}: ${err instanceof Error ? err.stack : String(err)}`);
-      process.exit(1);
-    },
-  );
+if (argSession) run(argSession);
+else {
+  // Pooled: everything is loaded; the session (and its capability) comes with the first message.
+  const onBind = (m: HostToBrain) => {
+    if (m.t !== 'bind') return;
+    process.off('message', onBind);
+    Object.assign(process.env, m.env);
+    run(m.sessionId);
+  };
+  process.on('message', onBind);
 }
-wake();
+
+function run(sessionId: string): void {
+  // A failed write means the host is gone; 'disconnect' above ends this process.
+  const host = createHostChannel((m: BrainToHost, done) => process.send!(m, undefined, undefined, done));
+  const view = new SessionView((slice) => host.request('readPage', { slice }));
+
+  const io: BrainIO = {
+    readEvents: (slice) => host.request('readEvents', { slice }),
+    emit: (events, key) => host.request('emit', { events, key }),
+    execute: (call, signal) => host.request('execute', call, signal),
+    agent: () => host.request('agent', {}),
+    hands: () => host.request('hands', {}),
+    delta: (delta) => host.notify({ t: 'delta', delta }),
+    flush: () => host.flush(),
+    toolDefinitions: builtinToolDefinitions,
+  };
+
+  const harness = new Harness(
+    io,
+    createAnthropicCaller(),
+    {
+      maxRetries: num(process.env.CORRAL_MODEL_RETRIES, 4),
+      retryBaseMs: num(process.env.CORRAL_RETRY_BASE_MS, 2000),
+      retryMaxMs: num(process.env.CORRAL_RETRY_MAX_MS, 60_000),
+    },
+    view,
+  );
+
+  process.on('message', (m: HostToBrain) => {
+    if (m.t === 'res') return host.settle(m);
+    if (m.t !== 'events') return;
+    view.accept(m.events);
+    for (const e of m.events) {
+      if (e.type === 'user.interrupt') harness.interrupt();
+      else if (WAKING_TYPES.has(e.type)) wake();
+    }
+  });
+
+  // After a turn the process lingers a while with its view of the log, so the next message skips
+  // the start-up and the reading.
+  const lingerMs = num(process.env.CORRAL_BRAIN_LINGER_MS, 30_000);
+  let running = false;
+  let again = false;
+  let lingerTimer: NodeJS.Timeout | undefined;
+
+  function wake(): void {
+    if (running) {
+      again = true;
+      return;
+    }
+    clearTimeout(lingerTimer);
+    running = true;
+    again = false;
+    harness.run().then(
+      () => {
+        running = false;
+        if (again) return wake();
+        // Nothing to do, having seen the log up to here: if this process leaves, the host needs
+        // a new brain only for input after this point.
+        host.notify({ t: 'idle', through: view.lastSeq });
+        lingerTimer = setTimeout(() => void host.sent().then(() => running || process.exit(0)), lingerMs);
+      },
+      (err) => {
+        console.error(`corral brain ${sessionId}: ${err instanceof Error ? err.stack : String(err)}`);
+        process.exit(1);
+      },
+    );
+  }
+  wake();
+}

@@ -52,4 +52,10 @@ export type HostToBrain =
    * Events appended to the session while the brain runs, in log order. The brain's own appends
    * come back in the emit reply instead.
    */
-  | { t: 'events'; events: LoggedEvent[] };
+  | { t: 'events'; events: LoggedEvent[] }
+  /**
+   * Binds a pooled brain (started without a session) to its session: the first message it gets.
+   * `env` holds the session's model capability (the proxy's URL and a token revoked when the
+   * brain exits), never a key.
+   */
+  | { t: 'bind'; sessionId: string; env: Record<string, string> };

@@ -13,6 +13,7 @@ import type { BrainRequest, HostToBrain } from './ipc-protocol';
 import { parseBatchedMessage, parseBrainMessage } from './ipc-schema';
 import { resultKey, toolResultEvent } from './tool-result-event';
 import { brainEnvironment } from '../vault/brain-env';
+import { BrainPool, brainPoolSize } from './brain-pool';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
 export interface BrainChild {
@@ -29,7 +30,10 @@ export interface BrainChild {
 export interface SupervisorOptions {
   log: SessionLog;
   hands: HandRegistry;
-  /** Starts a brain for a session; default: `child_process.fork` of the brain entry. */
+  /**
+   * Starts a brain for a session; default: one of a pool of brains forked ahead from the brain
+   * entry (`CORRAL_BRAIN_POOL` of them, brain-pool.ts), bound to the session when it needs one.
+   */
   spawn?: (sessionId: string) => BrainChild;
   /** Restarts allowed per session per minute before it is stopped with an error. */
   maxRestartsPerMinute?: number;
@@ -37,6 +41,11 @@ export interface SupervisorOptions {
   redactDelta?: (sessionId: string, delta: LiveDelta) => LiveDelta | null;
   /** Where brain starts, exits and crashes are logged. */
   logger?: Logger;
+  /**
+   * For measurement only (bench:ttft's coupled mode): awaited once per session before its first
+   * brain starts, as a harness living inside its container would first provision it in full.
+   */
+  beforeFirstBrain?: (sessionId: string) => Promise<unknown>;
 }
 
 interface Running {
@@ -71,11 +80,19 @@ export class BrainSupervisor {
   private readonly liveText = new LiveTextRelay();
   private unsubscribe?: () => void;
   private stopped = false;
+  private pool?: BrainPool;
+  /** Sessions beforeFirstBrain was started for, and whether it is still running. */
+  private readonly prepared = new Map<string, boolean>();
 
   constructor(private readonly opts: SupervisorOptions) {}
 
   /** Wakes every session that was running (after a crash or a quit) and follows new input. */
   start(): void {
+    // Brains started ahead, once the host can give them a capability (it calls start() then).
+    if (!this.opts.spawn && !this.stopped) {
+      this.pool = new BrainPool({ ...defaultEntry(), size: brainPoolSize(), logger: this.opts.logger });
+      this.pool.fill();
+    }
     this.unsubscribe = this.opts.log.subscribeAll(({ sessionId, event }) => this.onAppended(sessionId, event));
     for (const id of this.opts.log.sessionsToResume()) this.wake(id);
   }
@@ -88,7 +105,16 @@ export class BrainSupervisor {
     if (this.stopped || this.running.has(sessionId)) return false;
     const session = this.opts.log.findSession(sessionId);
     if (!session || session.archived_at) return false;
-    const child = (this.opts.spawn ?? defaultSpawn)(sessionId);
+    const before = this.opts.beforeFirstBrain;
+    if (before && this.prepared.get(sessionId) !== false) {
+      if (this.prepared.has(sessionId)) return false;
+      this.prepared.set(sessionId, true);
+      void before(sessionId)
+        .catch(() => {})
+        .finally(() => (this.prepared.set(sessionId, false), this.wake(sessionId)));
+      return true;
+    }
+    const child = this.opts.spawn ? this.opts.spawn(sessionId) : this.pool ? this.pool.spawn(sessionId) : defaultSpawn(sessionId);
     const brain: Running = { child, calls: new Map(), lastInput: 0, rejected: 0 };
     this.running.set(sessionId, brain);
     this.opts.logger?.info({ session_id: sessionId, pid: child.pid }, 'brain started');
@@ -123,6 +149,7 @@ export class BrainSupervisor {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    this.pool?.stop();
     for (const brain of this.running.values()) {
       for (const c of brain.calls.values()) c.abort();
       brain.child.kill();
@@ -296,10 +323,16 @@ function errorText(err: unknown): string {
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BRAIN_NICENESS = 5;
 
-/** `child_process.fork` of the brain entry: the TypeScript source under tsx, or the build. */
-function defaultSpawn(sessionId: string): BrainChild {
+/** The brain entry: the TypeScript source under tsx, or the build. */
+function defaultEntry(): { entry: string; execArgv: string[] } {
   const fromSource = import.meta.url.endsWith('.ts');
-  return forkBrain(fromSource ? path.join(here, 'entry.ts') : path.join(here, 'brain-entry.js'), sessionId, fromSource ? ['--import', 'tsx'] : []);
+  return { entry: fromSource ? path.join(here, 'entry.ts') : path.join(here, 'brain-entry.js'), execArgv: fromSource ? ['--import', 'tsx'] : [] };
+}
+
+/** `child_process.fork` of the brain entry for a session. */
+function defaultSpawn(sessionId: string): BrainChild {
+  const { entry, execArgv } = defaultEntry();
+  return forkBrain(entry, sessionId, execArgv);
 }
 
 /** Forks a brain entry file for a session (also used to run the built entry from source). */

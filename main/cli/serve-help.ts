@@ -31,6 +31,7 @@ export function serveSettings(): ServeSetting[] {
     { env: 'CORRAL_MODEL_RETRIES', default: '4', what: 'retries of a model request after 429, 529, 5xx or a dropped stream' },
     { env: 'CORRAL_RETRY_BASE_MS', default: '2000', what: 'first retry delay (doubles each time)' },
     { env: 'CORRAL_RETRY_MAX_MS', default: '60000', what: 'longest retry delay' },
+    { env: 'CORRAL_BRAIN_POOL', default: '2', what: "brain processes started ahead and bound to a new session when it needs one (0: fork each brain on demand)" },
     { env: 'CORRAL_BRAIN_LINGER_MS', default: '30000', what: 'how long an idle brain process waits for the next message' },
     { env: 'CORRAL_LOG_LEVEL', default: 'info', what: 'lowest level logged: fatal, error, warn, info, debug, trace, silent' },
     { env: 'CORRAL_LOG_FORMAT', default: 'text', what: "stderr log format: text or json (DATA/logs/corral.log is always JSON)" },

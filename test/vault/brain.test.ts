@@ -35,7 +35,7 @@ async function until<T>(what: string, f: () => T | undefined | Promise<T | undef
 }
 
 describe('the model key comes from the vault, and no brain holds one', () => {
-  it("a session's vault key reaches the model through the proxy; the brain's environment holds a capability, never a key", async () => {
+  it("a session's vault key reaches the model through the proxy; the brain gets a capability over IPC, never a key", async () => {
     const KEY = rnd('sk-ant-api03-vault-');
     t = await startBrainHost(
       [{ blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'echo hi' } }] }, { blocks: [{ type: 'text', text: 'done' }] }],
@@ -45,6 +45,15 @@ describe('the model key comes from the vault, and no brain holds one', () => {
     await host.vault.ready;
     const vault = host.vault.createVault({ display_name: 'project' });
     const cred = await host.vault.createCredential(vault.id, { display_name: 'anthropic', auth: { type: 'model_api_key', api_key: KEY } });
+    // Brains are pooled (started ahead, brain-pool.ts): the capability reaches one over IPC when it
+    // is bound to the session, so it is caught here as it is minted.
+    const minted: string[] = [];
+    const mint = host.modelProxy.mint.bind(host.modelProxy);
+    host.modelProxy.mint = (sessionId) => {
+      const cap = mint(sessionId);
+      minted.push(cap.token);
+      return cap;
+    };
     const id = t.newSession('hello', {}, { vault_ids: [vault.id] });
     const events = await t.settled(id);
     expect(events.filter((e) => e.type === 'session.error')).toEqual([]);
@@ -76,12 +85,15 @@ describe('the model key comes from the vault, and no brain holds one', () => {
     expect(raw).not.toContain(KEY);
     expect(raw).not.toContain(ENV_KEY);
     expect(raw).not.toContain(Buffer.from(KEY).toString('base64').slice(0, 20));
-    expect(environ.ANTHROPIC_BASE_URL).toBe(host.modelProxy.url);
-    expect(environ.ANTHROPIC_API_KEY).toMatch(/^corral-cap-/);
-    expect(Object.keys(environ).filter((k) => /KEY|TOKEN|SECRET|PASSWORD|PASSPHRASE/i.test(k))).toEqual(['ANTHROPIC_API_KEY']);
+    // Started before its session: not even a capability in its environment, nor the upstream's URL.
+    expect(environ.ANTHROPIC_BASE_URL).toBeUndefined();
+    expect(Object.keys(environ).filter((k) => /KEY|TOKEN|SECRET|PASSWORD|PASSPHRASE/i.test(k))).toEqual([]);
+    expect(minted).toHaveLength(1);
+    expect(minted[0]).toMatch(/^corral-cap-/);
+    expect(raw).not.toContain(minted[0]!);
 
     // The capability works only while its brain lives.
-    const capability = environ.ANTHROPIC_API_KEY!;
+    const capability = minted[0]!;
     const call = () => fetch(`${host.modelProxy.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': capability, 'content-type': 'application/json' }, body: '{}' });
     expect((await call()).status).not.toBe(401);
     process.kill(pid, 'SIGKILL');

@@ -1,0 +1,93 @@
+/**
+ * `npm run bench:first-turn`: how soon a brain's model request starts after a `user.message`, with a
+ * model that answers at once — for a new session (its brain must be had first) and for the next
+ * turn of a running one (its brain lingers). Sessions run one after another with a pause
+ * between them (BENCH_GAP_MS), as on an unloaded machine; prints p50/p95 of both, per mode:
+ * `fork` (a brain forked when the session needs one) and `pool` (a pre-started brain bound to the
+ * session, brain-pool.ts). Brains run from the built entry (out/main/brain-entry.js).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { forkBrain } from '../main/brain/supervisor';
+import { createHost } from '../main/host';
+import { ensureBuilt, brainEntry } from './build';
+import { startModelProcess } from './model-handle';
+import { fmt, percentile } from './stats';
+
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 40);
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 300);
+
+/** user.message → span.model_request_start (ms) of each session's first and second turn. */
+export async function firstTurns(mode: 'fork' | 'pool', sessions = SESSIONS, gapMs = GAP_MS) {
+  const model = await startModelProcess(0);
+  process.env.ANTHROPIC_BASE_URL = model.url;
+  process.env.ANTHROPIC_API_KEY = 'bench';
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-first-'));
+  const pool = mode === 'pool' ? new (await import('../main/brain/brain-pool')).BrainPool({ entry: brainEntry, size: Number(process.env.CORRAL_BRAIN_POOL ?? 2) }) : undefined;
+  const host = createHost({ dataDir, brains: { spawn: pool ? (id) => pool.spawn(id) : (id) => forkBrain(brainEntry, id) } });
+  await host.started;
+  pool?.fill();
+  const asked = new Map<string, number>();
+  const started = new Map<string, number>();
+  const idle = new Map<string, number>();
+  const stop = host.log.subscribeAll(({ sessionId, event }) => {
+    if (event.type === 'span.model_request_start' && asked.has(sessionId) && !started.has(sessionId)) started.set(sessionId, performance.now() - asked.get(sessionId)!);
+    if (event.type === 'session.status_idle') idle.set(sessionId, (idle.get(sessionId) ?? 0) + 1);
+  });
+  const until = async (ok: () => boolean) => {
+    const deadline = Date.now() + 60_000;
+    while (!ok()) {
+      if (Date.now() > deadline) throw new Error('a session did not go idle in a minute');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
+  const agent = { type: 'agent', id: 'agent_bench', version: 1, name: 'bench', model: { id: 'bench' }, system: null, tools: [] };
+  const first: number[] = [];
+  const next: number[] = [];
+  // Let the pool fill before the first session (it is started with the host, ahead of need).
+  await new Promise((r) => setTimeout(r, 1500));
+  for (let i = 0; i < sessions; i++) {
+    const { session } = host.log.createSession({ record: { agent } });
+    for (const [turn, into] of [[1, first], [2, next]] as const) {
+      started.delete(session.id);
+      asked.set(session.id, performance.now());
+      host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `bench ${session.id} turn ${turn}` }] });
+      await until(() => (idle.get(session.id) ?? 0) >= turn && started.has(session.id));
+      into.push(started.get(session.id)!);
+    }
+    await new Promise((r) => setTimeout(r, gapMs));
+  }
+  stop();
+  await host.close();
+  pool?.stop();
+  await model.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  return { first, next };
+}
+
+const pair = (a: number[]) => `${fmt(percentile(a, 50), 1)} / ${fmt(percentile(a, 95), 1)} ms`;
+
+async function main() {
+  ensureBuilt();
+  const modes = (process.env.BENCH_MODES ?? 'fork,pool').split(',') as ('fork' | 'pool')[];
+  console.log(`corral bench:first-turn — ${os.cpus().length} cores, ${SESSIONS} sessions one after another (${GAP_MS} ms apart), the model answers at once`);
+  console.log(`load average at start: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
+  console.log('mode   new session: user.message → model_request_start p50/p95   next turn p50/p95');
+  const out: Record<string, unknown> = {};
+  for (const mode of modes) {
+    const r = await firstTurns(mode);
+    out[mode] = { first: { p50: percentile(r.first, 50), p95: percentile(r.first, 95) }, next: { p50: percentile(r.next, 50), p95: percentile(r.next, 95) }, n: r.first.length };
+    console.log(`${mode.padEnd(5)}  ${pair(r.first).padStart(56)}   ${pair(r.next).padStart(17)}`);
+  }
+  console.log(`load average at the end: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
+  console.log(JSON.stringify(out));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
