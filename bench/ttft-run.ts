@@ -1,0 +1,152 @@
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { BrainPool } from '../main/brain/brain-pool';
+import { createHost } from '../main/host';
+import { brainEntry } from './build';
+
+/** How one bench:ttft run is shaped. */
+export interface TtftOptions {
+  /** Sessions per mode. */
+  sessions: number;
+  /** Sessions running at a time. */
+  concurrency: number;
+  /** One session in this many touches its hand in its first turn (a bash call). */
+  toolEvery: number;
+  /** The model's first-token delay, "min-max" ms. */
+  firstTokenMs: string;
+  /** The repository every session's environment clones, a file:// URL. */
+  repoUrl: string;
+  /** Environment configs the sessions take in turn (docker, ssh). */
+  environments: { name: string; config: Record<string, unknown> }[];
+  /** Brains started ahead (brain-pool.ts). */
+  poolSize: number;
+  /** The set-up a coupled session runs on its hand after the clone, before its first model request. */
+  setup: string;
+}
+
+/** One session's timings (ms). */
+export interface SessionTiming {
+  env: string;
+  tool: boolean;
+  /** user.message → span.model_request_start */
+  toRequest: number;
+  /** user.message → the model's first token (toRequest + the request's first_token_ms) */
+  ttft: number;
+  /** The first tool call: agent.tool_use logged → agent.tool_result logged. */
+  firstTool?: number;
+  /** The session's repository reached its hand (hand.resource_applied) before its first model request. */
+  clonedBeforeModel: boolean;
+  /** The repository reached the hand in this session (hand.resource_applied). */
+  cloned: boolean;
+  error?: string;
+}
+
+const now = () => performance.now();
+
+/** Starts bench:ttft's model server (ttft-model.ts) in its own process. */
+async function startModel(firstTokenMs: string) {
+  const child = fork(path.join(import.meta.dirname, 'ttft-model.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_FIRST_TOKEN_MS: firstTokenMs } });
+  const url = await new Promise<string>((resolve) => child.once('message', (m: { url: string }) => resolve(m.url)));
+  return { url, stop: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.send({ t: 'stop' }))) };
+}
+
+/**
+ * Runs the sessions of one mode on a fresh host. Coupled: each session's hand is provisioned in
+ * full (container or connection, clone, set-up) before its first brain starts, as a harness
+ * inside its container must; decoupled: the normal host, hands provisioned at first use.
+ */
+export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Promise<SessionTiming[]> {
+  const model = await startModel(o.firstTokenMs);
+  process.env.ANTHROPIC_BASE_URL = model.url;
+  process.env.ANTHROPIC_API_KEY = 'bench';
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `corral-bench-ttft-${mode}-`));
+  const workRoot = fs.mkdtempSync(path.join(os.tmpdir(), `corral-bench-ttft-work-`));
+  const pool = new BrainPool({ entry: brainEntry, size: o.poolSize });
+  const host = createHost({
+    dataDir,
+    workRoot,
+    brains: {
+      spawn: (id) => pool.spawn(id),
+      ...(mode === 'coupled' ? { beforeFirstBrain: (id: string) => host.hands.execute(id, undefined, 'bash', { command: o.setup }) } : {}),
+    },
+  });
+  await host.started;
+  pool.fill();
+  const envs = o.environments.map((e) => ({ name: e.name, id: host.environments.create({ name: e.name, config: e.config as never, metadata: {}, description: null }).id }));
+  const agent = {
+    type: 'agent',
+    id: 'agent_ttft',
+    version: 1,
+    name: 'ttft',
+    model: { id: 'bench' },
+    system: null,
+    tools: [{ type: 'agent_toolset_20260401', configs: [], default_config: { enabled: true, permission_policy: { type: 'always_allow' } } }],
+  };
+  type Track = { asked: number; cloned?: number; started?: number; firstTokenMs?: number; toolUse?: number; toolResult?: number; idle: boolean; error?: string };
+  const tracks = new Map<string, Track>();
+  const stop = host.log.subscribeAll(({ sessionId, event }) => {
+    const t = tracks.get(sessionId);
+    if (!t) return;
+    const e = event as { type: string; first_token_ms?: number; error?: { message?: string } };
+    if (e.type === 'span.model_request_start') t.started ??= now();
+    else if (e.type === 'span.model_request_end' && t.firstTokenMs === undefined) t.firstTokenMs = e.first_token_ms ?? NaN;
+    else if (e.type === 'agent.tool_use') t.toolUse ??= now();
+    else if (e.type === 'agent.tool_result') t.toolResult ??= now();
+    else if (e.type === 'hand.resource_applied') t.cloned ??= now();
+    else if (e.type === 'hand.resource_failed') t.error ??= `clone failed: ${(event as { error?: string }).error}`;
+    else if (e.type === 'session.error') t.error ??= e.error?.message ?? 'session.error';
+    else if (e.type === 'session.status_idle') t.idle = true;
+  });
+  // Let the brain pool fill before the first session, as on a host that has been up a while.
+  await new Promise((r) => setTimeout(r, 1500));
+  const out: SessionTiming[] = [];
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < o.sessions; i = next++) {
+      const env = envs[i % envs.length]!;
+      const tool = i % o.toolEvery === 0;
+      const { session } = host.log.createSession(
+        {
+          environment_id: env.id,
+          record: { agent, title: `ttft ${i}`, metadata: {}, resources: [{ type: 'github_repository', url: o.repoUrl, mount_path: '/workspace/repo' }], vault_ids: [] },
+        },
+        [],
+      );
+      const t: Track = { asked: now(), idle: false };
+      tracks.set(session.id, t);
+      host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `ttft ${i}${tool ? ' [tool]' : ''}` }] });
+      const deadline = Date.now() + 120_000;
+      while (!(t.idle && t.started !== undefined && t.firstTokenMs !== undefined)) {
+        if (Date.now() > deadline) throw new Error(`session ${i} (${mode}) did not finish in 2 minutes`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const toRequest = t.started! - t.asked;
+      out.push({
+        env: env.name,
+        tool,
+        toRequest,
+        ttft: toRequest + t.firstTokenMs!,
+        cloned: t.cloned !== undefined,
+        clonedBeforeModel: t.cloned !== undefined && t.cloned < t.started!,
+        ...(t.toolUse !== undefined && t.toolResult !== undefined ? { firstTool: t.toolResult - t.toolUse } : {}),
+        ...(t.error ? { error: t.error } : {}),
+      });
+      // Its container or connection goes now: later sessions do not run beside a pile of them.
+      await host.hands.release(session.id, 'main').catch(() => {});
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: o.concurrency }, worker));
+  } finally {
+    stop();
+    await host.close();
+    pool.stop();
+    await model.stop();
+    await fs.promises.rm(dataDir, { recursive: true, force: true });
+    await fs.promises.rm(workRoot, { recursive: true, force: true });
+  }
+  return out;
+}

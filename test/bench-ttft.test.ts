@@ -1,0 +1,40 @@
+/**
+ * bench:ttft --quick works (not that it is fast): both modes run real docker and ssh hands, every
+ * coupled session has its repository on its hand before its first model request, decoupled
+ * sessions clone only when a tool needs the hand, and the report is written as JSON and SVG.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../bench/build';
+import { benchTtft } from '../bench/ttft';
+import type { SessionTiming } from '../bench/ttft-run';
+import { tmpDir } from './helpers/tmp';
+
+describe('bench:ttft --quick', () => {
+  beforeAll(() => ensureBuilt(), 300_000);
+
+  it('measures coupled and decoupled sessions on real hands and writes the report', async () => {
+    const outDir = tmpDir('corral-bench-ttft-out-');
+    const lines: string[] = [];
+    const s = await benchTtft({ quick: true, outDir, log: (l) => lines.push(l) });
+    const report = JSON.parse(fs.readFileSync(path.join(outDir, 'ttft.json'), 'utf8')) as { sessions: { coupled: SessionTiming[]; decoupled: SessionTiming[] } };
+    const { coupled, decoupled } = report.sessions;
+    expect(coupled).toHaveLength(6);
+    expect(decoupled).toHaveLength(6);
+    expect([...coupled, ...decoupled].filter((x) => x.error)).toEqual([]);
+    expect(new Set(coupled.map((x) => x.env))).toEqual(new Set(['docker', 'ssh']));
+    // Coupled: the hand (clone included) before the model; decoupled: only a tool's call clones.
+    expect(coupled.every((x) => x.clonedBeforeModel)).toBe(true);
+    expect(decoupled.some((x) => x.clonedBeforeModel)).toBe(false);
+    expect(decoupled.filter((x) => x.cloned).map((x) => x.tool)).toEqual(decoupled.filter((x) => x.tool).map(() => true));
+    expect(decoupled.filter((x) => x.firstTool !== undefined)).toHaveLength(decoupled.filter((x) => x.tool).length);
+    expect(s.ttft.coupled.n).toBe(6);
+    expect(Number.isFinite(s.reduction.p50)).toBe(true);
+    expect(s.firstToolCall.decoupled.n).toBe(2);
+    const svg = fs.readFileSync(path.join(outDir, 'ttft.svg'), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('TTFT decoupled');
+    expect(lines.join('\n')).toMatch(/reduction\s+-?[\d.]+%\s+-?[\d.]+%/);
+  }, 300_000);
+});
