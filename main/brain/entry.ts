@@ -10,6 +10,7 @@ import { createHostChannel } from './host-channel';
 import type { BrainToHost, HostToBrain } from './ipc-protocol';
 import { createAnthropicCaller } from './model';
 import { SessionView } from './session-view';
+import { splitDelta } from './live-text';
 
 const sessionId = process.argv[2];
 if (!sessionId || !process.send) {
@@ -27,7 +28,9 @@ const io: BrainIO = {
   execute: (call, signal) => host.request('execute', call, signal),
   agent: () => host.request('agent', {}),
   hands: () => host.request('hands', {}),
-  delta: (delta) => host.notify({ t: 'delta', delta }),
+  delta: (delta) => {
+    for (const piece of splitDelta(delta)) host.notify({ t: 'delta', delta: piece });
+  },
   flush: () => host.flush(),
   toolDefinitions: builtinToolDefinitions,
 };
