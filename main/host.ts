@@ -15,6 +15,7 @@ import { sshHandKindWithTrustStore } from './hands/ssh';
 import { redactingHands, redactingLog, startHostVault, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
 import { silentLogger, type Logger } from './logging/logger';
+import { McpSessions } from './mcp/sessions';
 import { logSessionLifecycle } from './logging/session-lifecycle';
 
 /** How to start a host. */
@@ -107,8 +108,11 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
     logger,
   });
+  // The host's MCP client: connections and tokens stay here; brains see tools and results.
+  const mcp = new McpSessions({ log: writerLog, vault: secrets.vault });
   const brains = opts.brains
     ? new BrainSupervisor({
+        mcp,
         log: writerLog,
         hands: redactingHands(hands, secrets.vault),
         logger,
@@ -140,6 +144,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
       try {
         await brains?.stop();
         await hands.disposeAll();
+        await mcp.close();
         await secrets.close();
         stopLifecycleLog();
         log.close();

@@ -27,6 +27,8 @@ export interface AgentConfig {
   builtinTools: string[];
   /** Tools the client runs itself (`agent.custom_tool_use` → `user.custom_tool_result`). */
   customTools: ToolDefinition[];
+  /** The agent has MCP servers an `mcp_toolset` uses (their tools come from the host). */
+  usesMcp: boolean;
 }
 
 
@@ -64,5 +66,6 @@ export function agentConfigOf(agent: Record<string, unknown> | undefined): Agent
     contextWindowTokens: num(agent?.context_window_tokens, 200_000),
     builtinTools: BUILTIN_TOOL_NAMES.filter((n) => builtin.has(n)),
     customTools: custom,
+    usesMcp: Array.isArray(agent?.mcp_servers) && agent.mcp_servers.length > 0 && tools.some((t) => t.type === 'mcp_toolset'),
   };
 }

@@ -1,7 +1,7 @@
 import type { LoggedEvent } from '../session/types';
 
 /** Events that give the model something new to respond to. */
-const INPUT_TYPES = new Set(['user.message', 'agent.tool_result', 'user.tool_result', 'user.custom_tool_result', 'system.message']);
+const INPUT_TYPES = new Set(['user.message', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result', 'user.custom_tool_result', 'system.message']);
 
 /**
  * Events from outside the brain that can give a session work: the host starts a brain for them
@@ -16,7 +16,7 @@ export interface LogAnalysis {
   lastSeq: number;
   /** A model request with no `span.model_request_end`: its brain died mid-request. */
   openRequest?: LoggedEvent;
-  /** Tool calls with no result yet, oldest first. */
+  /** Tool calls (the hands' and MCP servers') with no result yet, oldest first. */
   unansweredToolUses: LoggedEvent[];
   /** Custom tool calls waiting for the client's `user.custom_tool_result`. */
   pendingCustomToolUses: LoggedEvent[];
@@ -89,11 +89,15 @@ export class LogFold {
         break;
       }
       case 'agent.tool_use':
+      case 'agent.mcp_tool_use':
         this.toolUses.set(e.id, e);
         break;
       case 'agent.tool_result':
       case 'user.tool_result':
         this.toolUses.delete(String(e.tool_use_id));
+        break;
+      case 'agent.mcp_tool_result':
+        this.toolUses.delete(String(e.mcp_tool_use_id));
         break;
       case 'agent.custom_tool_use':
         this.customToolUses.set(e.id, e);

@@ -74,6 +74,21 @@ export const brainEventInput = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('agent.tool_use'), name: toolName, input: toolInput, model_tool_use_id: z.string().min(1).max(256), input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional() }),
   z.strictObject({ type: z.literal('agent.custom_tool_use'), name: toolName, input: toolInput, model_tool_use_id: z.string().min(1).max(256), input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional() }),
   z.strictObject({
+    type: z.literal('agent.mcp_tool_use'),
+    name: toolName,
+    mcp_server_name: z.string().min(1).max(255),
+    input: toolInput,
+    model_tool_use_id: z.string().min(1).max(256),
+    input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('agent.mcp_tool_result'),
+    mcp_tool_use_id: eventId,
+    content: z.array(z.discriminatedUnion('type', [textBlock, imageBlock])).min(1).max(100),
+    is_error: z.boolean(),
+    details: z.custom<Record<string, unknown>>((v) => isBoundedJsonObject(v, 64 * 1024, 16), { message: 'must be a small JSON object' }).optional(),
+  }),
+  z.strictObject({
     type: z.literal('agent.tool_result'),
     tool_use_id: eventId,
     content: z.array(z.discriminatedUnion('type', [textBlock, imageBlock])).min(1).max(100),

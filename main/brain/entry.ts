@@ -28,6 +28,8 @@ const io: BrainIO = {
   execute: (call, signal) => host.request('execute', call, signal),
   agent: () => host.request('agent', {}),
   hands: () => host.request('hands', {}),
+  mcpTools: () => host.request('mcpTools', {}),
+  mcpCall: (call, signal) => host.request('mcpCall', call, signal),
   delta: (delta) => {
     for (const piece of splitDelta(delta)) host.notify({ t: 'delta', delta: piece });
   },

@@ -11,7 +11,8 @@ import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, ty
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
 import { retryDelayMs, type RetryPolicy } from './retry';
-import { resultKey, toolResultEvent } from './tool-result-event';
+import { resultEventFor, resultKey } from './tool-result-event';
+import type { McpToolDefinition } from '../mcp/names';
 import type { SessionView } from './session-view';
 
 /** Everything a brain does to the world, through the host. */
@@ -35,6 +36,10 @@ export interface BrainIO {
   flush?(): void;
   /** Tool definitions of the built-in tools, given the session's hands. */
   toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
+  /** The enabled tools of the session's MCP servers (the host holds the connections and tokens). */
+  mcpTools?(): Promise<McpToolDefinition[]>;
+  /** Runs an `agent.mcp_tool_use` through the host, which records its `agent.mcp_tool_result` and answers with it. */
+  mcpCall?(call: { server: string; tool: string; input: Record<string, unknown>; toolUseId: string }, signal: AbortSignal): Promise<LoggedEvent>;
 }
 
 /** Retry policy of model requests. */
@@ -65,6 +70,9 @@ export class Harness {
   private handsVersion = -1;
   /** The request's tools for the current agent and hands (kept while neither changes). */
   private tools?: ToolDefinition[];
+  /** The session's MCP tools by model-facing name (asked of the host each step: it caches them). */
+  private mcp = new Map<string, McpToolDefinition>();
+  private mcpSig = '';
 
   constructor(
     private readonly io: BrainIO,
@@ -115,7 +123,18 @@ export class Harness {
       const version = this.view.handsVersion;
       this.useHands(await this.io.hands(), version);
     }
-    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, READ_SESSION_TOOL];
+    if (cfg.usesMcp && this.io.mcpTools) {
+      // The host lists a server's tools once and keeps them until the server says they changed.
+      const list = await this.io.mcpTools();
+      const sig = JSON.stringify(list);
+      if (sig !== this.mcpSig) {
+        this.mcpSig = sig;
+        this.mcp = new Map(list.map((t) => [t.name, t]));
+        this.tools = undefined;
+      }
+    }
+    const mcpDefs = [...this.mcp.values()].map(({ name, description, input_schema }) => ({ name, description, input_schema }) as ToolDefinition);
+    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, ...mcpDefs, READ_SESSION_TOOL];
     return this.tools;
   }
 
@@ -137,7 +156,7 @@ export class Harness {
       const text = this.loggedHere.has(tu.id)
         ? 'Not run: the session was interrupted before this call started.'
         : 'Outcome unknown: the brain stopped while this call was in flight, then the session was interrupted. It may or may not have run; check before repeating it.';
-      const [e] = await this.emit([toolResult(tu.id, text, true)], resultKey(tu.id));
+      const [e] = await this.emit([toolResult(tu, text, true)], resultKey(tu.id));
       last = Math.max(last, e!.seq);
     }
     if (a.openRequest) {
@@ -157,7 +176,7 @@ export class Harness {
       await this.emit(
         [
           toolResult(
-            tu.id,
+            tu,
             'Outcome unknown: the brain stopped while this call was in flight. It may or may not have run (files written, commands started); check the state before repeating it.',
             true,
             { outcome: 'unknown' },
@@ -208,11 +227,11 @@ export class Harness {
             this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
           },
           onBlock: async (block, index) => {
-            const input = blockToEvent(block, customNames, ids.get(index));
+            const input = blockToEvent(block, customNames, ids.get(index), this.mcp);
             if (!input) return;
             const start = await started;
             const [e] = await this.emit([input], `blk:${start.id}:${index}`);
-            if (e!.type === 'agent.tool_use') this.loggedHere.add(e!.id);
+            if (e!.type === 'agent.tool_use' || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
           },
           onTextDelta: (index, text) => {
@@ -227,7 +246,7 @@ export class Harness {
       await this.afterFailure(await started, failure, logged, a);
       return;
     }
-    const calls = logged.filter((e) => e.type === 'agent.tool_use');
+    const calls = logged.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use');
     const start = await started;
     const ended = this.emit([{ ...requestEnd(start.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start.id}`);
     // The host handles a brain's messages in order: the end is logged before the first call
@@ -249,7 +268,16 @@ export class Harness {
     let outcome: ToolOutcome;
     const dropped = tu.input_dropped as DroppedInput | undefined;
     if (dropped) outcome = { content: `Not run: ${dropped.reason}, so it was not kept. Send large content in several smaller calls.`, isError: true };
-    else if (tu.name === READ_SESSION_TOOL.name) outcome = await this.readSessionTool(input);
+    else if (tu.type === 'agent.mcp_tool_use') {
+      try {
+        if (!this.io.mcpCall) throw new Error('this brain has no MCP client');
+        const recorded = await this.io.mcpCall({ server: String(tu.mcp_server_name), tool: String(tu.name), input, toolUseId: tu.id }, signal);
+        this.view.accept([recorded]);
+        return;
+      } catch (err) {
+        outcome = { content: `The MCP call failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+      }
+    } else if (tu.name === READ_SESSION_TOOL.name) outcome = await this.readSessionTool(input);
     else {
       const { hand, ...rest } = input;
       try {
@@ -260,7 +288,7 @@ export class Harness {
         outcome = { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
       }
     }
-    await this.emit([toolResultEvent(tu.id, outcome)], resultKey(tu.id));
+    await this.emit([resultEventFor(tu, outcome)], resultKey(tu.id));
   }
 
   private async readSessionTool(input: Record<string, unknown>): Promise<ToolOutcome> {
@@ -284,8 +312,8 @@ export class Harness {
     );
     if (failure.aborted) return; // the interrupt is handled by the loop
     // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
-    for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
-      await this.emit([toolResult(tu.id, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
+    for (const tu of logged.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use')) {
+      await this.emit([toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
     }
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
@@ -308,8 +336,8 @@ export class Harness {
 
 }
 
-function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
-  return toolResultEvent(toolUseId, { content: text, isError, details });
+function toolResult(call: LoggedEvent, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
+  return resultEventFor(call, { content: text, isError, details });
 }
 
 function requestEnd(
@@ -330,7 +358,7 @@ function requestEnd(
 }
 
 /** The event a finished block becomes (`id`: the one its live text already named). */
-function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string | undefined): BrainEventInput | undefined {
+function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string | undefined, mcp: ReadonlyMap<string, McpToolDefinition>): BrainEventInput | undefined {
   const named = id ? { id } : {};
   switch (block.type) {
     case 'text':
@@ -341,6 +369,8 @@ function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string
       return { type: 'agent.thinking', ...named, redacted: true };
     case 'tool_use': {
       const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
+      const tool = mcp.get(block.name);
+      if (tool) return { type: 'agent.mcp_tool_use', ...call, name: tool.tool_name, mcp_server_name: tool.mcp_server_name };
       return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call };
     }
   }

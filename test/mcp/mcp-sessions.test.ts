@@ -1,0 +1,144 @@
+/**
+ * MCP through the host, end to end through the official SDK: real servers from npm
+ * (server-everything over stdio, and over Streamable HTTP behind a bearer-token check), real
+ * brains, the vault's token added by the host, the test model server scripting the calls.
+ */
+import crypto from 'node:crypto';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../../main/api/http/server';
+import { startBrainHost, type BrainTestHost } from '../helpers/brain-host';
+import { everythingStdioCommand, startGuardedEverything, type GuardedMcpServer } from '../fixtures/mcp-servers';
+import type { RecordedRequest } from '../fixtures/model-server';
+import { tmpDir } from '../helpers/tmp';
+
+const TOKEN = `mcp-bearer-${crypto.randomBytes(16).toString('hex')}`;
+const WRONG = `mcp-wrong-${crypto.randomBytes(16).toString('hex')}`;
+
+let t: BrainTestHost;
+let server: RunningServer;
+let client: Anthropic;
+let remote: GuardedMcpServer;
+let envId: string;
+
+/** What the model server answers: the tool calls a test puts in the queue, then a closing text. */
+let plan: ((req: RecordedRequest) => { blocks: any[] }) | undefined;
+
+beforeAll(async () => {
+  remote = await startGuardedEverything(TOKEN);
+  t = await startBrainHost((req) => plan?.(req) ?? { blocks: [{ type: 'text', text: 'done' }] });
+  server = await startServer(t.host, { port: 0, apiKey: 'k', rendererDir: tmpDir() });
+  client = new Anthropic({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+  envId = t.host.environments.create({ name: 'mcp', config: { type: 'local' }, metadata: {}, description: null }).id;
+}, 60_000);
+afterAll(async () => {
+  await server?.close();
+  await t?.close();
+  await remote?.close();
+});
+
+async function vaultWith(token: string): Promise<string> {
+  const vault = await client.beta.vaults.create({ display_name: `mcp ${token.slice(0, 12)}` });
+  await client.beta.vaults.credentials.create(vault.id, { display_name: 'remote bearer', auth: { type: 'static_bearer', mcp_server_url: remote.url, token } });
+  return vault.id;
+}
+
+async function runSession(agentBody: Record<string, unknown>, vaultIds: string[]): Promise<{ id: string; events: any[] }> {
+  const agent = await client.beta.agents.create({ name: 'mcp user', model: 'claude-test', ...agentBody } as never);
+  const session = await client.beta.sessions.create({ agent: agent.id, environment_id: envId, vault_ids: vaultIds });
+  await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'use your MCP tools' }] }] });
+  await t.settled(session.id, 60_000);
+  const events: any[] = [];
+  for await (const e of client.beta.sessions.events.list(session.id, { limit: 1000 })) events.push(e);
+  return { id: session.id, events };
+}
+
+const toolNames = (req: RecordedRequest) => ((req.body.tools ?? []) as { name: string }[]).map((x) => x.name);
+
+describe('MCP servers through the host', () => {
+  it('serves a stdio and a Streamable HTTP server: tools offered, calls run with the vault token, results logged', async () => {
+    const vaultId = await vaultWith(TOKEN);
+    const offered: string[][] = [];
+    plan = (req) => {
+      offered.push(toolNames(req));
+      if (offered.length > 1) return { blocks: [{ type: 'text', text: 'all done' }] };
+      return {
+        blocks: [
+          { type: 'tool_use', name: 'mcp__remote__echo', input: { message: 'over http' } },
+          { type: 'tool_use', name: 'mcp__local__get-env', input: {} },
+        ],
+      };
+    };
+    const { events } = await runSession(
+      {
+        mcp_servers: [
+          { type: 'url', name: 'remote', url: remote.url },
+          { type: 'stdio', name: 'local', command: everythingStdioCommand() },
+        ],
+        tools: [
+          { type: 'mcp_toolset', mcp_server_name: 'remote' },
+          { type: 'mcp_toolset', mcp_server_name: 'local', configs: [{ name: 'get-sum', enabled: false }] },
+        ],
+      },
+      [vaultId],
+    );
+    plan = undefined;
+    // The model saw both servers' tools under the API's naming, less the one disabled.
+    expect(offered[0]).toEqual(expect.arrayContaining(['mcp__remote__echo', 'mcp__remote__get-sum', 'mcp__local__echo', 'mcp__local__get-env']));
+    expect(offered[0]).not.toContain('mcp__local__get-sum');
+    const uses = events.filter((e) => e.type === 'agent.mcp_tool_use');
+    expect(uses.map((e) => [e.mcp_server_name, e.name])).toEqual([
+      ['remote', 'echo'],
+      ['local', 'get-env'],
+    ]);
+    const results = events.filter((e) => e.type === 'agent.mcp_tool_result');
+    expect(results.map((r) => r.mcp_tool_use_id)).toEqual(uses.map((u) => u.id));
+    expect(results[0].is_error).toBe(false);
+    expect(results[0].content[0].text).toBe('Echo: over http');
+    // The stdio server runs with a clean environment: none of the host's keys.
+    expect(results[1].is_error).toBe(false);
+    expect(results[1].content[0].text).toContain('PATH');
+    expect(results[1].content[0].text).not.toContain('ANTHROPIC_API_KEY');
+    // The model got the results back as tool_result blocks of its own tool_use ids.
+    const second = t.model.requests.at(-1)!.body;
+    const resultsSent = second.messages.at(-1).content.filter((b: any) => b.type === 'tool_result');
+    expect(resultsSent[0].content[0].text).toBe('Echo: over http');
+    // The host sent the vault's token to the server; one ledger event per call.
+    expect(remote.seenAuth).toContain(`Bearer ${TOKEN}`);
+    const used = events.filter((e) => e.type === 'vault.credential_used');
+    expect(used).toHaveLength(1);
+    expect(used[0]).toMatchObject({ purpose: 'mcp', target: remote.url, kind: 'static_bearer' });
+    // The token is nowhere the brain or a client could read it.
+    expect(JSON.stringify(events)).not.toContain(TOKEN);
+    expect(JSON.stringify(t.model.requests.map((r) => r.body))).not.toContain(TOKEN);
+    expect(events.some((e) => e.type === 'session.error')).toBe(false);
+  }, 90_000);
+
+  it('a wrong token gives mcp_authentication_failed_error, and the server\'s tools are left out', async () => {
+    const vaultId = await vaultWith(WRONG);
+    const refusedBefore = remote.refused();
+    const offered: string[][] = [];
+    plan = (req) => {
+      offered.push(toolNames(req));
+      return { blocks: [{ type: 'text', text: 'no tools' }] };
+    };
+    const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote' }] }, [vaultId]);
+    plan = undefined;
+    expect(remote.refused()).toBeGreaterThan(refusedBefore);
+    const err = events.find((e) => e.type === 'session.error');
+    expect(err?.error).toMatchObject({ type: 'mcp_authentication_failed_error', mcp_server_name: 'remote', retry_status: { type: 'terminal' } });
+    expect(offered[0]!.some((n) => n.startsWith('mcp__'))).toBe(false);
+    expect(JSON.stringify(events)).not.toContain(WRONG);
+    expect(events.at(-1).type).toBe('session.status_idle');
+  }, 60_000);
+
+  it('a server that cannot start gives mcp_connection_failed_error', async () => {
+    const { events } = await runSession(
+      { mcp_servers: [{ type: 'stdio', name: 'broken', command: ['/nonexistent/corral-mcp-server'] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'broken' }] },
+      [],
+    );
+    const err = events.find((e) => e.type === 'session.error');
+    expect(err?.error).toMatchObject({ type: 'mcp_connection_failed_error', mcp_server_name: 'broken' });
+    expect(events.at(-1).type).toBe('session.status_idle');
+  }, 60_000);
+});
