@@ -17,6 +17,7 @@ const VIEWS: { id: UrlState['view']; label: string }[] = [
   { id: 'sessions', label: 'Sessions' },
   { id: 'agents', label: 'Agents' },
   { id: 'environments', label: 'Environments' },
+  { id: 'vaults', label: 'Vaults' },
 ];
 
 /** The sidebar: the page switch, and the sessions (newest first, live, filterable). */
