@@ -21,6 +21,8 @@ export interface McpSessionsOptions {
 }
 
 interface SessionServers {
+  /** The agent snapshot's MCP part these were made from (a session update may change it). */
+  sig: string;
   uses: McpServerUse[];
   /** Per server name: its connection, or why there is none. */
   connections: Map<string, Promise<McpConnection | McpServerError>>;
@@ -83,10 +85,16 @@ export class McpSessions {
   }
 
   private session(sessionId: string): SessionServers {
+    const agent = this.opts.log.getSession(sessionId).record.agent as Record<string, unknown> | undefined;
+    const sig = JSON.stringify([agent?.mcp_servers ?? [], ((agent?.tools ?? []) as { type?: string }[]).filter((t) => t.type === 'mcp_toolset')]);
     let s = this.sessions.get(sessionId);
+    if (s && s.sig !== sig) {
+      // The session's agent changed (POST /v1/sessions/{id}): its old connections go.
+      void this.closeSession(sessionId);
+      s = undefined;
+    }
     if (!s) {
-      const agent = this.opts.log.getSession(sessionId).record.agent as Record<string, unknown> | undefined;
-      s = { uses: mcpServersOf(agent), connections: new Map() };
+      s = { sig, uses: mcpServersOf(agent), connections: new Map() };
       this.sessions.set(sessionId, s);
     }
     return s;

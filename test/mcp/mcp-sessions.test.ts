@@ -4,6 +4,8 @@
  * brains, the vault's token added by the host, the test model server scripting the calls.
  */
 import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../main/api/http/server';
@@ -141,4 +143,57 @@ describe('MCP servers through the host', () => {
     expect(err?.error).toMatchObject({ type: 'mcp_connection_failed_error', mcp_server_name: 'broken' });
     expect(events.at(-1).type).toBe('session.status_idle');
   }, 60_000);
+
+  it('an OAuth token the server refuses is refreshed by the vault and the call goes through with the new one', async () => {
+    const refreshToken = `refresh-${crypto.randomBytes(12).toString('hex')}`;
+    const grants: string[] = [];
+    const tokenServer = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        grants.push(body);
+        const ok = new URLSearchParams(body).get('refresh_token') === refreshToken;
+        res.writeHead(ok ? 200 : 400, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { access_token: TOKEN, token_type: 'Bearer', expires_in: 3600 } : { error: 'invalid_grant' }));
+      });
+    });
+    await new Promise<void>((r) => tokenServer.listen(0, '127.0.0.1', r));
+    try {
+      const vault = await client.beta.vaults.create({ display_name: 'oauth' });
+      await client.beta.vaults.credentials.create(vault.id, {
+        display_name: 'remote oauth',
+        auth: {
+          type: 'mcp_oauth',
+          mcp_server_url: remote.url,
+          access_token: WRONG,
+          expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+          refresh: {
+            client_id: 'corral-test',
+            refresh_token: refreshToken,
+            token_endpoint: `http://127.0.0.1:${(tokenServer.address() as AddressInfo).port}/token`,
+            token_endpoint_auth: { type: 'none' },
+          },
+        },
+      });
+      let n = 0;
+      plan = () => (n++ === 0 ? { blocks: [{ type: 'tool_use', name: 'mcp__remote__echo', input: { message: 'after refresh' } }] } : { blocks: [{ type: 'text', text: 'ok' }] });
+      const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote' }] }, [vault.id]);
+      plan = undefined;
+      expect(grants).toHaveLength(1);
+      expect(events.some((e) => e.type === 'session.error')).toBe(false);
+      const result = events.find((e) => e.type === 'agent.mcp_tool_result');
+      expect(result.content[0].text).toBe('Echo: after refresh');
+      expect(events.find((e) => e.type === 'vault.credential_used')).toMatchObject({ kind: 'mcp_oauth', purpose: 'mcp', target: remote.url });
+      const all = JSON.stringify(events) + JSON.stringify(t.model.requests.map((r) => r.body));
+      for (const v of [TOKEN, WRONG, refreshToken]) expect(all).not.toContain(v);
+    } finally {
+      tokenServer.close();
+    }
+  }, 60_000);
+
+  it('refuses an agent whose MCP servers and toolsets do not match (400 naming the field)', async () => {
+    const bad = (body: Record<string, unknown>) => client.beta.agents.create({ name: 'bad', model: 'claude-test', ...body } as never);
+    await expect(bad({ mcp_servers: [{ type: 'url', name: 'lonely', url: remote.url }] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("'lonely' is not used by any mcp_toolset") });
+    await expect(bad({ tools: [{ type: 'mcp_toolset', mcp_server_name: 'ghost' }] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('not in mcp_servers') });
+    await expect(bad({ mcp_servers: [{ type: 'stdio', name: 'x', command: [] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'x' }] })).rejects.toMatchObject({ status: 400 });
+  });
 });
