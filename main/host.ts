@@ -109,7 +109,9 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     logger,
   });
   // The host's MCP client: connections and tokens stay here; brains see tools and results.
-  const mcp = new McpSessions({ log: writerLog, vault: secrets.vault });
+  const workRoot = opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir);
+  const sandboxOn = opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off';
+  const mcp = new McpSessions({ log: writerLog, vault: secrets.vault, sandbox: { enabled: sandboxOn, denyRead: [opts.dataDir, workRoot] } });
   const brains = opts.brains
     ? new BrainSupervisor({
         mcp,

@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CORRAL_VERSION } from '../version';
 import type { McpServerSpec } from './config';
+import { launchStdio, type StdioSandboxOptions } from './stdio-sandbox';
 
 /** Why a server could not be used, as the API names it. */
 export class McpServerError extends Error {
@@ -42,6 +43,7 @@ export class McpConnection {
     readonly server: McpServerSpec,
     private readonly client: Client,
     private readonly auth: McpAuth | undefined,
+    private readonly release: () => void,
   ) {
     // Cached until the server says otherwise: the next listing asks again.
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -50,9 +52,9 @@ export class McpConnection {
   }
 
   /** Connects (refreshing an OAuth token once on a 401), or throws an McpServerError. */
-  static async open(server: McpServerSpec, auth: McpAuth | undefined): Promise<McpConnection> {
+  static async open(server: McpServerSpec, auth: McpAuth | undefined, sandbox: StdioSandboxOptions): Promise<McpConnection> {
     try {
-      return await McpConnection.attempt(server, auth, auth?.token);
+      return await McpConnection.attempt(server, auth, auth?.token, sandbox);
     } catch (err) {
       if (!(isAuthFailure(err) && auth?.refresh)) throw classify(server, err, auth);
       let fresh: string;
@@ -62,23 +64,24 @@ export class McpConnection {
         throw new McpServerError('mcp_authentication_failed_error', server.name, `the server refused the token and refreshing it failed: ${(refreshErr as Error).message}`);
       }
       try {
-        return await McpConnection.attempt(server, { ...auth, token: fresh }, fresh);
+        return await McpConnection.attempt(server, { ...auth, token: fresh }, fresh, sandbox);
       } catch (again) {
         throw classify(server, again, auth);
       }
     }
   }
 
-  private static async attempt(server: McpServerSpec, auth: McpAuth | undefined, token: string | undefined): Promise<McpConnection> {
+  private static async attempt(server: McpServerSpec, auth: McpAuth | undefined, token: string | undefined, sandbox: StdioSandboxOptions): Promise<McpConnection> {
     const client = new Client({ name: 'corral', version: CORRAL_VERSION }, { capabilities: {} });
-    const transport = transportFor(server, token);
+    const { transport, release } = await transportFor(server, token, sandbox);
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
     } catch (err) {
       await client.close().catch(() => {});
+      release();
       throw err;
     }
-    return new McpConnection(server, client, auth && token ? { ...auth, token } : auth);
+    return new McpConnection(server, client, auth && token ? { ...auth, token } : auth, release);
   }
 
   /** The server's tools (every page), read once and kept until it says they changed. */
@@ -110,18 +113,21 @@ export class McpConnection {
     if (this.closed) return;
     this.closed = true;
     await this.client.close().catch(() => {});
+    this.release();
   }
 }
 
-function transportFor(server: McpServerSpec, token: string | undefined): Transport {
+async function transportFor(server: McpServerSpec, token: string | undefined, sandbox: StdioSandboxOptions): Promise<{ transport: Transport; release(): void }> {
   if (server.type === 'url') {
     const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-    return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
+    return { transport: new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }), release: () => {} };
   }
-  const [command, ...args] = server.command;
-  // A clean environment: the SDK's short list (PATH, HOME, USER, …) and the server's own, never
-  // the host's (which may hold keys).
-  return new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...(server.env ?? {}) }, stderr: 'ignore' });
+  const launch = await launchStdio(server.command, sandbox);
+  // A clean environment: the SDK's short list (PATH, USER, …) and the server's own, never the
+  // host's (which may hold keys). HOME is the server's private folder: the user's home holds
+  // secret stores, and its shell start-up files are not the server's business.
+  const env = { ...getDefaultEnvironment(), HOME: launch.cwd, ...(server.env ?? {}) };
+  return { transport: new StdioClientTransport({ command: launch.command, args: launch.args, cwd: launch.cwd, env, stderr: 'ignore' }), release: launch.release };
 }
 
 function isAuthFailure(err: unknown): boolean {

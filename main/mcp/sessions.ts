@@ -13,11 +13,14 @@ import type { Vault } from '../vault';
 import { mcpServersOf, type McpServerSpec, type McpServerUse } from './config';
 import { McpConnection, McpServerError, type McpAuth } from './connection';
 import { mcpModelToolName, type McpToolDefinition } from './names';
+import type { StdioSandboxOptions } from './stdio-sandbox';
 
 export interface McpSessionsOptions {
   /** The session log (the host's redacting view): agent snapshots are read and errors written here. */
   log: SessionLog;
   vault: Vault;
+  /** How stdio servers run (the local hand's sandbox, unless the host turned it off). */
+  sandbox: StdioSandboxOptions;
 }
 
 interface SessionServers {
@@ -105,7 +108,7 @@ export class McpSessions {
     if (!p) {
       p = (async () => {
         try {
-          return await McpConnection.open(server, await this.authFor(sessionId, server));
+          return await McpConnection.open(server, await this.authFor(sessionId, server), this.opts.sandbox);
         } catch (err) {
           const e = err instanceof McpServerError ? err : new McpServerError('mcp_connection_failed_error', server.name, String((err as Error).message ?? err));
           this.report(sessionId, e);

@@ -101,6 +101,8 @@ describe('MCP servers through the host', () => {
     expect(results[1].is_error).toBe(false);
     expect(results[1].content[0].text).toContain('PATH');
     expect(results[1].content[0].text).not.toContain('ANTHROPIC_API_KEY');
+    // ... and in the local hand's sandbox (wrap() gives it a private TMPDIR; unsandboxed it has none).
+    expect(results[1].content[0].text).toMatch(/"TMPDIR": ?"[^"]*corral-mcp-/);
     // The model got the results back as tool_result blocks of its own tool_use ids.
     const second = t.model.requests.at(-1)!.body;
     const resultsSent = second.messages.at(-1).content.filter((b: any) => b.type === 'tool_result');
