@@ -73,12 +73,15 @@ export class McpConnection {
 
   private static async attempt(server: McpServerSpec, auth: McpAuth | undefined, token: string | undefined, sandbox: StdioSandboxOptions): Promise<McpConnection> {
     const client = new Client({ name: 'corral', version: CORRAL_VERSION }, { capabilities: {} });
-    const { transport, release } = await transportFor(server, token, sandbox);
+    const { transport, release, stderrTail } = await transportFor(server, token, sandbox);
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
     } catch (err) {
       await client.close().catch(() => {});
       release();
+      // What a stdio server said before it failed is what tells the user why.
+      const said = stderrTail().trim();
+      if (said && err instanceof Error && !isAuthFailure(err)) throw new Error(`${err.message}; the server wrote: ${said.slice(-500)}`);
       throw err;
     }
     return new McpConnection(server, client, auth && token ? { ...auth, token } : auth, release);
@@ -117,17 +120,27 @@ export class McpConnection {
   }
 }
 
-async function transportFor(server: McpServerSpec, token: string | undefined, sandbox: StdioSandboxOptions): Promise<{ transport: Transport; release(): void }> {
+async function transportFor(
+  server: McpServerSpec,
+  token: string | undefined,
+  sandbox: StdioSandboxOptions,
+): Promise<{ transport: Transport; release(): void; stderrTail(): string }> {
   if (server.type === 'url') {
     const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-    return { transport: new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }), release: () => {} };
+    return { transport: new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }), release: () => {}, stderrTail: () => '' };
   }
   const launch = await launchStdio(server.command, sandbox);
   // A clean environment: the SDK's short list (PATH, USER, …) and the server's own, never the
   // host's (which may hold keys). HOME is the server's private folder: the user's home holds
   // secret stores, and its shell start-up files are not the server's business.
   const env = { ...getDefaultEnvironment(), HOME: launch.cwd, ...(server.env ?? {}) };
-  return { transport: new StdioClientTransport({ command: launch.command, args: launch.args, cwd: launch.cwd, env, stderr: 'ignore' }), release: launch.release };
+  const transport = new StdioClientTransport({ command: launch.command, args: launch.args, cwd: launch.cwd, env, stderr: 'pipe' });
+  // Always read (a full pipe would stall the server); only the last 2 KB are kept.
+  let tail = '';
+  transport.stderr?.on('data', (d: Buffer) => {
+    tail = (tail + d.toString('utf8')).slice(-2048);
+  });
+  return { transport, release: launch.release, stderrTail: () => tail };
 }
 
 function isAuthFailure(err: unknown): boolean {

@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../main/api/http/server';
@@ -143,6 +144,8 @@ describe('MCP servers through the host', () => {
     );
     const err = events.find((e) => e.type === 'session.error');
     expect(err?.error).toMatchObject({ type: 'mcp_connection_failed_error', mcp_server_name: 'broken' });
+    // The message says why: what the shell said about the missing command.
+    expect(err.error.message).toContain('/nonexistent/corral-mcp-server');
     expect(events.at(-1).type).toBe('session.status_idle');
   }, 60_000);
 
@@ -198,4 +201,23 @@ describe('MCP servers through the host', () => {
     await expect(bad({ tools: [{ type: 'mcp_toolset', mcp_server_name: 'ghost' }] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('not in mcp_servers') });
     await expect(bad({ mcp_servers: [{ type: 'stdio', name: 'x', command: [] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'x' }] })).rejects.toMatchObject({ status: 400 });
   });
+
+  it('lists a server\'s tools once, and again only after it says they changed', async () => {
+    const offered: string[][] = [];
+    plan = (req) => {
+      offered.push(toolNames(req).filter((n) => n.startsWith('mcp__')));
+      if (offered.length === 1) return { blocks: [{ type: 'tool_use', name: 'mcp__chg__add-tool', input: {} }] };
+      if (offered.length === 2) return { blocks: [{ type: 'tool_use', name: 'mcp__chg__extra', input: {} }] };
+      if (offered.length === 3) return { blocks: [{ type: 'tool_use', name: 'mcp__chg__list-count', input: {} }] };
+      return { blocks: [{ type: 'text', text: 'ok' }] };
+    };
+    const fixture = path.join(import.meta.dirname, '..', 'fixtures', 'mcp-changing-server.mjs');
+    const { events } = await runSession({ mcp_servers: [{ type: 'stdio', name: 'chg', command: [process.execPath, fixture] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'chg' }] }, []);
+    plan = undefined;
+    expect(offered[0]).toEqual(['mcp__chg__add-tool', 'mcp__chg__list-count']);
+    expect(offered[1]).toContain('mcp__chg__extra');
+    const results = events.filter((e) => e.type === 'agent.mcp_tool_result').map((e) => e.content[0].text);
+    // Four model requests, each asking the host for the tools: the server was asked twice (at the start, after list_changed).
+    expect(results).toEqual(['added', 'extra ran', '2']);
+  }, 60_000);
 });
