@@ -200,6 +200,13 @@ describe('MCP servers through the host', () => {
     await expect(bad({ mcp_servers: [{ type: 'url', name: 'lonely', url: remote.url }] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("'lonely' is not used by any mcp_toolset") });
     await expect(bad({ tools: [{ type: 'mcp_toolset', mcp_server_name: 'ghost' }] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('not in mcp_servers') });
     await expect(bad({ mcp_servers: [{ type: 'stdio', name: 'x', command: [] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'x' }] })).rejects.toMatchObject({ status: 400 });
+    // A session's agent overrides and updates are held to the same rule.
+    const agent = await client.beta.agents.create({ name: 'plain', model: 'claude-test' });
+    await expect(
+      client.beta.sessions.create({ agent: { type: 'agent_with_overrides', id: agent.id, mcp_servers: [{ type: 'url', name: 'lonely', url: remote.url }] } as never, environment_id: envId }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining("'lonely' is not used by any mcp_toolset") });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: envId });
+    await expect(client.beta.sessions.update(session.id, { agent: { tools: [{ type: 'mcp_toolset', mcp_server_name: 'ghost' }] } } as never)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('not in mcp_servers') });
   });
 
   it('lists a server\'s tools once, and again only after it says they changed', async () => {

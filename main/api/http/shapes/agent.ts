@@ -5,8 +5,8 @@ import { applyMetadataPatch } from '../schemas/common';
 import { ApiError } from '../errors';
 import { mcpReferenceProblem } from '../../../mcp/references';
 
-/** Refuses an agent whose MCP servers and toolsets do not match (see mcp/references.ts). */
-function checkMcp(def: AgentDefinition): AgentDefinition {
+/** Refuses an agent (or a session's agent snapshot) whose MCP servers and toolsets do not match (see mcp/references.ts). */
+export function checkMcp<D extends { mcp_servers?: unknown; tools?: unknown }>(def: D): D {
   const problem = mcpReferenceProblem((def.mcp_servers ?? []) as { name: string }[], (def.tools ?? []) as { type: string; mcp_server_name?: string }[]);
   if (problem) throw new ApiError('invalid_request_error', problem);
   return def;
