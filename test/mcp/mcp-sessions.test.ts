@@ -4,12 +4,14 @@
  * brains, the vault's token added by the host, the test model server scripting the calls.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../main/api/http/server';
+import { forkBrain } from '../../main/brain/supervisor';
 import { startBrainHost, type BrainTestHost } from '../helpers/brain-host';
 import { everythingStdioCommand, startGuardedEverything, type GuardedMcpServer } from '../fixtures/mcp-servers';
 import type { RecordedRequest } from '../fixtures/model-server';
@@ -23,13 +25,29 @@ let server: RunningServer;
 let client: Anthropic;
 let remote: GuardedMcpServer;
 let envId: string;
+/** Every message between the host and its brains, both ways (JSON), and the brains' pids. */
+const brainTraffic: string[] = [];
+const brainPids: number[] = [];
 
 /** What the model server answers: the tool calls a test puts in the queue, then a closing text. */
 let plan: ((req: RecordedRequest) => { blocks: any[] }) | undefined;
 
 beforeAll(async () => {
   remote = await startGuardedEverything(TOKEN);
-  t = await startBrainHost((req) => plan?.(req) ?? { blocks: [{ type: 'text', text: 'done' }] });
+  const entry = path.join(import.meta.dirname, '..', '..', 'main', 'brain', 'entry.ts');
+  const spawn = (sessionId: string) => {
+    const child = forkBrain(entry, sessionId, ['--import', 'tsx']);
+    if (child.pid) brainPids.push(child.pid);
+    return {
+      ...child,
+      pid: child.pid,
+      send: (m: Parameters<typeof child.send>[0]) => (brainTraffic.push(JSON.stringify(m)), child.send(m)),
+      onMessage: (l: (m: unknown) => void) => child.onMessage((m) => (brainTraffic.push(JSON.stringify(m)), l(m))),
+      onExit: child.onExit.bind(child),
+      kill: child.kill.bind(child),
+    };
+  };
+  t = await startBrainHost((req) => plan?.(req) ?? { blocks: [{ type: 'text', text: 'done' }] }, { hostOptions: { brains: { spawn } } });
   server = await startServer(t.host, { port: 0, apiKey: 'k', rendererDir: tmpDir() });
   client = new Anthropic({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
   envId = t.host.environments.create({ name: 'mcp', config: { type: 'local' }, metadata: {}, description: null }).id;
@@ -116,6 +134,13 @@ describe('MCP servers through the host', () => {
     // The token is nowhere the brain or a client could read it.
     expect(JSON.stringify(events)).not.toContain(TOKEN);
     expect(JSON.stringify(t.model.requests.map((r) => r.body))).not.toContain(TOKEN);
+    // Nor did the brain get it: not in any message either way, nor in a live brain's environment.
+    expect(brainTraffic.some((m) => m.includes('mcp__remote__echo'))).toBe(true);
+    expect(brainTraffic.join('\n')).not.toContain(TOKEN);
+    for (const pid of brainPids) {
+      const environ = await fs.promises.readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+      expect(environ).not.toContain(TOKEN);
+    }
     expect(events.some((e) => e.type === 'session.error')).toBe(false);
   }, 90_000);
 
