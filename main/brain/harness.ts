@@ -125,7 +125,8 @@ export class Harness {
     }
     if (cfg.usesMcp && this.io.mcpTools) {
       // The host lists a server's tools once and keeps them until the server says they changed.
-      const list = await this.io.mcpTools();
+      // A failed listing keeps the tools known so far (the host reports server failures itself).
+      const list = await this.io.mcpTools().catch(() => [...this.mcp.values()]);
       const sig = JSON.stringify(list);
       if (sig !== this.mcpSig) {
         this.mcpSig = sig;
