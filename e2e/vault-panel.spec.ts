@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { client, link } from './helpers';
 
@@ -35,6 +36,7 @@ test('adds, lists, rotates and removes a credential; no value comes back to the 
   await expect(row).toContainText('https://mcp.example.test/mcp');
   await expect(row).toContainText('never');
   await expect(add.getByLabel('Secret value')).toHaveValue('');
+  await page.screenshot({ path: path.resolve(import.meta.dirname, '..', 'test-results', 'screens', 'vaults.png') });
 
   // Rotate: a new value goes in; the API sees the credential updated (its value is not shown there either).
   const before = (await client.beta.vaults.list()).data.find((v) => v.display_name === 'panel vault')!;
@@ -43,7 +45,7 @@ test('adds, lists, rotates and removes a credential; no value comes back to the 
   await row.getByLabel('New value for docs server').fill(second);
   await row.getByRole('button', { name: 'Save new value' }).click();
   await expect.poll(async () => (await client.beta.vaults.credentials.retrieve(cred!.id, { vault_id: before.id })).updated_at).not.toBe(cred!.updated_at);
-  await expect(table.getByRole('row', { name: /docs server/ })).toContainText('rotated');
+  await expect(table.getByRole('row', { name: /docs server/ })).toContainText('changed');
 
   // Remove, with a confirmation step.
   await table.getByRole('button', { name: 'Remove docs server' }).click();

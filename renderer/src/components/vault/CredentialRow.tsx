@@ -35,7 +35,7 @@ export function CredentialRow({ api, credential: c, onChanged }: { api: CorralAp
       <td>{c.auth.type}</td>
       <td>{scopeOf(c)}</td>
       <td>{c.last_used_at ? <time dateTime={c.last_used_at}>{ago(c.last_used_at)}</time> : 'never'}</td>
-      <td>{c.archived_at ? 'archived' : `rotated ${ago(c.updated_at)}`}</td>
+      <td>{c.archived_at ? 'archived' : c.updated_at !== c.created_at ? `changed ${ago(c.updated_at)}` : `added ${ago(c.created_at)}`}</td>
       <td className="row-actions">
         {rotating ? (
           <form aria-label={`Rotate ${name}`} onSubmit={rotate}>
