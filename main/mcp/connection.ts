@@ -143,7 +143,8 @@ async function transportFor(
   return { transport, release: launch.release, stderrTail: () => tail };
 }
 
-function isAuthFailure(err: unknown): boolean {
+/** A 401/403 from a URL server (the token is missing, wrong or expired). */
+export function isAuthFailure(err: unknown): boolean {
   if (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403)) return true;
   const msg = err instanceof Error ? err.message : String(err);
   return /\b(401|403)\b|unauthori[sz]ed|forbidden/i.test(msg);

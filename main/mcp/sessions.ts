@@ -11,7 +11,7 @@ import type { ToolOutcome } from '../hands/types';
 import type { SessionLog } from '../session/store';
 import type { Vault } from '../vault';
 import { mcpServersOf, type McpServerSpec, type McpServerUse } from './config';
-import { McpConnection, McpServerError, type McpAuth } from './connection';
+import { isAuthFailure, McpConnection, McpServerError, type McpAuth } from './connection';
 import { mcpModelToolName, type McpToolDefinition } from './names';
 import type { StdioSandboxOptions } from './stdio-sandbox';
 
@@ -62,13 +62,22 @@ export class McpSessions {
     const use = s.uses.find((u) => u.server.name === serverName);
     if (!use) return { content: `No MCP server named '${serverName}' in this session's agent.`, isError: true };
     if (!use.enabled(tool)) return { content: `The tool '${tool}' of MCP server '${serverName}' is not enabled for this agent.`, isError: true };
-    const conn = await this.connection(sessionId, s, use.server);
-    if (conn instanceof McpServerError) return { content: `${conn.type}: ${conn.message}`, isError: true, details: { error_type: conn.type } };
-    try {
-      const res = await conn.callTool(tool, input, signal);
-      return outcomeOf(res as CallResult);
-    } catch (err) {
-      return { content: `The MCP call failed: ${this.opts.vault.redactText((err as Error).message ?? String(err))}`, isError: true };
+    for (let attempt = 0; ; attempt++) {
+      const conn = await this.connection(sessionId, s, use.server);
+      if (conn instanceof McpServerError) return { content: `${conn.type}: ${conn.message}`, isError: true, details: { error_type: conn.type } };
+      try {
+        const res = await conn.callTool(tool, input, signal);
+        return outcomeOf(res as CallResult);
+      } catch (err) {
+        // A token that expired mid-session: connect again once (the vault refreshes an OAuth
+        // token near expiry, and after a 401); the call had not run (the server refused it).
+        if (attempt === 0 && isAuthFailure(err) && !signal.aborted && s.connections.get(use.server.name)) {
+          s.connections.delete(use.server.name);
+          void conn.close();
+          continue;
+        }
+        return { content: `The MCP call failed: ${this.opts.vault.redactText((err as Error).message ?? String(err))}`, isError: true };
+      }
     }
   }
 

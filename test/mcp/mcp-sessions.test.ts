@@ -30,7 +30,7 @@ const brainTraffic: string[] = [];
 const brainPids: number[] = [];
 
 /** What the model server answers: the tool calls a test puts in the queue, then a closing text. */
-let plan: ((req: RecordedRequest) => { blocks: any[] }) | undefined;
+let plan: ((req: RecordedRequest) => { blocks: any[] } | Promise<{ blocks: any[] }>) | undefined;
 
 beforeAll(async () => {
   remote = await startGuardedEverything(TOKEN);
@@ -251,5 +251,36 @@ describe('MCP servers through the host', () => {
     const results = events.filter((e) => e.type === 'agent.mcp_tool_result').map((e) => e.content[0].text);
     // Four model requests, each asking the host for the tools: the server was asked twice (at the start, after list_changed).
     expect(results).toEqual(['added', 'extra ran', '2']);
+  }, 60_000);
+
+  it('a token rotated mid-session: the call the server refuses reconnects with the vault\'s new value', async () => {
+    const rotated = `mcp-rotated-${crypto.randomBytes(16).toString('hex')}`;
+    const vaultId = await vaultWith(TOKEN);
+    const [cred] = (await client.beta.vaults.credentials.list(vaultId)).data;
+    let n = 0;
+    plan = async () => {
+      n++;
+      if (n === 1) return { blocks: [{ type: 'tool_use', name: 'mcp__remote__echo', input: { message: 'before' } }] };
+      if (n === 2) {
+        // Between the two calls the server and the vault move to a new token (a rotation).
+        remote.setToken(rotated);
+        await client.beta.vaults.credentials.update(cred!.id, { vault_id: vaultId, auth: { type: 'static_bearer', token: rotated } });
+        return { blocks: [{ type: 'tool_use', name: 'mcp__remote__echo', input: { message: 'after' } }] };
+      }
+      return { blocks: [{ type: 'text', text: 'ok' }] };
+    };
+    try {
+      const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote' }] }, [vaultId]);
+      const results = events.filter((e) => e.type === 'agent.mcp_tool_result').map((e) => [e.is_error, e.content[0].text]);
+      expect(results).toEqual([
+        [false, 'Echo: before'],
+        [false, 'Echo: after'],
+      ]);
+      expect(remote.seenAuth).toContain(`Bearer ${rotated}`);
+      expect(JSON.stringify(events)).not.toContain(rotated);
+    } finally {
+      plan = undefined;
+      remote.setToken(TOKEN);
+    }
   }, 60_000);
 });
