@@ -1,6 +1,7 @@
 import type { Host } from '../../../host';
 import { newOutcomeId } from '../../http/ids';
 import { toLoggedInput } from '../../http/schemas/events';
+import { checkConfirmations } from '../../http/confirmations';
 import { createSessionFromBody } from '../../http/shapes/session-create';
 import type { SessionSummary, UiHand } from '../contract';
 import { summarise, type HostCalls } from '../service';
@@ -36,6 +37,7 @@ export function sessionCalls(host: Pick<Host, 'log' | 'agents' | 'environments' 
     sendEvent: ({ sessionId, event }) => {
       const session = log.getSession(sessionId);
       if (session.archived_at) throw refuse(`session '${sessionId}' is archived; it takes no new events`);
+      checkConfirmations(log, sessionId, [event]);
       return log.emitEvent(sessionId, toLoggedInput(event, newOutcomeId));
     },
     listHands: ({ sessionId }) => {
