@@ -19,7 +19,7 @@ export function handsOf(host: Pick<Host, 'hands'>, sessionId: string): UiHand[] 
 /** Starting work and steering it: new sessions (with extra hands), any client event, hands and forks. */
 export function sessionCalls(host: Pick<Host, 'log' | 'agents' | 'environments' | 'hands' | 'vault'>): Pick<HostCalls, 'createSession' | 'sendEvent' | 'listHands' | 'listForks'> {
   const { log } = host;
-  const summary = (row: Parameters<typeof summarise>[0]): SessionSummary => summarise(row, (id) => handsOf(host, id));
+  const summary = (row: Parameters<typeof summarise>[0]): SessionSummary => summarise(row, (id) => handsOf(host, id), log);
   return {
     createSession: ({ session, hands }) => {
       // Every hand's environment is checked before anything is written.
