@@ -1,4 +1,5 @@
 import { BUILTIN_TOOL_NAMES, type ToolDefinition } from '../hands/tools/definitions';
+import { permissionsOf, type Permissions } from './permissions';
 
 /** Corral's own tool: the model reads its session's log, e.g. tool results elided from a request. */
 export const READ_SESSION_TOOL: ToolDefinition = {
@@ -29,6 +30,8 @@ export interface AgentConfig {
   customTools: ToolDefinition[];
   /** The agent has MCP servers an `mcp_toolset` uses (their tools come from the host). */
   usesMcp: boolean;
+  /** Permission policies of the toolset's tools. */
+  permissions: Permissions;
 }
 
 
@@ -67,5 +70,6 @@ export function agentConfigOf(agent: Record<string, unknown> | undefined): Agent
     builtinTools: BUILTIN_TOOL_NAMES.filter((n) => builtin.has(n)),
     customTools: custom,
     usesMcp: Array.isArray(agent?.mcp_servers) && agent.mcp_servers.length > 0 && tools.some((t) => t.type === 'mcp_toolset'),
+    permissions: permissionsOf(tools),
   };
 }

@@ -54,8 +54,10 @@ process.on('message', (m: HostToBrain) => {
   if (m.t !== 'events') return;
   view.accept(m.events);
   for (const e of m.events) {
-    if (e.type === 'user.interrupt') harness.interrupt();
-    else if (WAKING_TYPES.has(e.type)) wake();
+    if (e.type === 'user.interrupt') {
+      harness.interrupt();
+      wake(); // an idle session's calls waiting for the user are answered "not run"
+    } else if (WAKING_TYPES.has(e.type)) wake();
   }
 });
 // The host is gone: nothing this process holds matters, and a new host will wake a new brain.

@@ -2,7 +2,8 @@ import type { HandInfo } from '../hands/registry';
 import type { ToolOutcome } from '../hands/types';
 import type { EventSlice, LoggedEvent } from '../session/types';
 import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
-import type { LogAnalysis } from './analyse';
+import type { ConfirmedCall, LogAnalysis } from './analyse';
+import { deniedText, evaluateCall, notAvailableText } from './permissions';
 import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
 import { fitToLog, type DroppedInput } from './fit-event';
@@ -50,6 +51,9 @@ export type HarnessOptions = RetryPolicy & {
 
 /** Bytes of events the read_session_events tool reads at most (its output is capped anyway). */
 const READ_TOOL_BYTES = 256 * 1024;
+
+/** Corral's own tools that only read the session's log: never held for the user. */
+const ALWAYS_ALLOWED: ReadonlySet<string> = new Set([READ_SESSION_TOOL.name]);
 
 const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
@@ -101,9 +105,12 @@ export class Harness {
       if (a.interruptPending) await this.finishInterrupted(a);
       else if (a.openRequest) await this.closeAbandoned(a.openRequest);
       else if (a.unansweredToolUses.length > 0) await this.answerUnknown(a.unansweredToolUses);
+      else if (a.confirmedToolUses.length > 0) await this.takeUpConfirmed(a.confirmedToolUses, a.status);
       else if (a.needsModel) await this.modelStep(a);
-      else if (a.pendingCustomToolUses.length > 0 && a.status !== 'idle') {
-        await this.idle({ type: 'requires_action', event_ids: a.pendingCustomToolUses.map((e) => e.id) }, a.lastSeq);
+      else if (a.awaitingConfirmation.length + a.pendingCustomToolUses.length > 0 && a.status !== 'idle') {
+        // Calls held for the user: the session waits for them (the API's requires_action).
+        const waiting = [...a.awaitingConfirmation, ...a.pendingCustomToolUses].sort((x, y) => x.seq - y.seq);
+        await this.idle({ type: 'requires_action', event_ids: waiting.map((e) => e.id) }, a.lastSeq);
         return;
       } else if (a.status === 'running' || a.status === 'rescheduling') {
         await this.idle({ type: 'end_turn' }, a.lastSeq);
@@ -153,6 +160,11 @@ export class Harness {
 
   private async finishInterrupted(a: LogAnalysis): Promise<void> {
     let last = a.lastSeq;
+    // Calls held for the user were never run: the interrupt answers them so.
+    for (const tu of [...a.awaitingConfirmation, ...a.confirmedToolUses.map((c) => c.use)]) {
+      const [e] = await this.emit([toolResult(tu, 'Not run: the session was interrupted while this call waited for the user.', true)], resultKey(tu.id));
+      last = Math.max(last, e!.seq);
+    }
     for (const tu of a.unansweredToolUses) {
       const text = this.loggedHere.has(tu.id)
         ? 'Not run: the session was interrupted before this call started.'
@@ -188,6 +200,27 @@ export class Harness {
     }
   }
 
+  /**
+   * Runs the calls the user answered: a denial is the model's error result with the user's
+   * reason; an allowed call is marked as started in the log first (a brain that takes over after
+   * a crash then answers it "outcome unknown" rather than running it twice).
+   */
+  private async takeUpConfirmed(confirmed: ConfirmedCall[], status: LogAnalysis['status']): Promise<void> {
+    let running = status === 'running';
+    for (const { use, confirmation } of confirmed) {
+      if (this.abort.signal.aborted) return; // the loop answers the rest
+      if (confirmation.result !== 'allow') {
+        await this.emit([toolResult(use, deniedText(confirmation.deny_message as string | null | undefined), true, { denied: true })], resultKey(use.id));
+        continue;
+      }
+      await this.emit([{ type: 'session.status_running', run_confirmed: use.id }], `runc:${use.id}`);
+      running = true;
+      await this.runTool(use, this.abort.signal);
+    }
+    // A status change for a turn made only of denials (the session was idle, waiting).
+    if (!running) await this.emit([{ type: 'session.status_running' }], `running:${confirmed.at(-1)!.confirmation.id}`);
+  }
+
   private async modelStep(a: LogAnalysis): Promise<void> {
     const cfg = this.agentConfig!;
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
@@ -208,6 +241,8 @@ export class Harness {
     started.catch(() => {}); // awaited below
     this.io.flush?.(); // before the request is even serialised (a long session's takes a while)
     const customNames = new Set(cfg.customTools.map((t) => t.name));
+    const offered = new Set(tools.map((t) => t.name));
+    const evaluate = (name: string) => evaluateCall(name, offered, cfg.permissions, ALWAYS_ALLOWED);
     const logged: LoggedEvent[] = [];
     const signal = this.abort.signal;
     // Text and thinking blocks get their event id when they start, so live text can name the
@@ -228,7 +263,7 @@ export class Harness {
             this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
           },
           onBlock: async (block, index) => {
-            const input = blockToEvent(block, customNames, ids.get(index), this.mcp);
+            const input = blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
             if (!input) return;
             const start = await started;
             const [e] = await this.emit([input], `blk:${start.id}:${index}`);
@@ -247,7 +282,9 @@ export class Harness {
       await this.afterFailure(await started, failure, logged, a);
       return;
     }
-    const calls = logged.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use');
+    // Calls to tools that were not offered are answered at once; calls held for the user wait.
+    // (MCP calls have no permission policy yet: they run.)
+    const calls = logged.filter((e) => (e.type === 'agent.tool_use' && e.evaluated_permission === 'allow') || e.type === 'agent.mcp_tool_use');
     const start = await started;
     const ended = this.emit([{ ...requestEnd(start.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start.id}`);
     // The host handles a brain's messages in order: the end is logged before the first call
@@ -255,6 +292,9 @@ export class Harness {
     const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
     first?.catch(() => {}); // awaited below, after the end
     await ended;
+    for (const tu of logged.filter((e) => e.type === 'agent.tool_use' && e.evaluated_permission === 'deny')) {
+      await this.emit([toolResult(tu, notAvailableText(String(tu.name)), true)], resultKey(tu.id));
+    }
     for (const [i, tu] of calls.entries()) {
       const run = i === 0 ? first : signal.aborted ? undefined : this.runTool(tu, signal);
       if (!run) return; // interrupted: the loop answers the calls not run
@@ -359,7 +399,13 @@ function requestEnd(
 }
 
 /** The event a finished block becomes (`id`: the one its live text already named). */
-function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string | undefined, mcp: ReadonlyMap<string, McpToolDefinition>): BrainEventInput | undefined {
+function blockToEvent(
+  block: FinishedBlock,
+  customNames: Set<string>,
+  id: string | undefined,
+  mcp: ReadonlyMap<string, McpToolDefinition>,
+  evaluate: (name: string) => ReturnType<typeof evaluateCall>,
+): BrainEventInput | undefined {
   const named = id ? { id } : {};
   switch (block.type) {
     case 'text':
@@ -372,7 +418,7 @@ function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string
       const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
       const tool = mcp.get(block.name);
       if (tool) return { type: 'agent.mcp_tool_use', ...call, name: tool.tool_name, mcp_server_name: tool.mcp_server_name };
-      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call };
+      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call, ...evaluate(block.name) };
     }
   }
 }

@@ -145,9 +145,10 @@ export class BrainSupervisor {
     }
     if (WAKING_TYPES.has(event.type)) this.wake(sessionId);
     else if (event.type === 'user.interrupt') {
-      // Only a running session has something to interrupt (and it normally has a brain).
+      // A running session has something to interrupt (and it normally has a brain); an idle one
+      // may hold calls waiting for the user's confirmation, which the interrupt answers.
       const status = this.opts.log.findSession(sessionId)?.status;
-      if (status === 'running' || status === 'rescheduling') this.wake(sessionId);
+      if (status === 'running' || status === 'rescheduling' || status === 'idle') this.wake(sessionId);
     }
   }
 

@@ -384,6 +384,11 @@ export class SessionLog {
     return row ? rowToEvent(row) : undefined;
   }
 
+  /** True when an append with this idempotency key was made already (a repeat returns its events). */
+  hasIdempotencyKey(sessionId: string, key: string): boolean {
+    return this.findByKey(sessionId, key, 1) !== undefined;
+  }
+
   private findByKey(sessionId: string, key: string, count: number): LoggedEvent[] | undefined {
     const segs = this.segments(sessionId);
     const found: LoggedEvent[] = [];

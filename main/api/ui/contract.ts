@@ -51,6 +51,8 @@ export interface SessionSummary {
   usage: UiUsage;
   /** The hands it holds (present when the host can tell). */
   hands?: UiHand[];
+  /** Idle with tool calls waiting for the user (`requires_action`); present when the host can tell. */
+  waiting_for_user?: boolean;
 }
 
 /** A toolset or custom tool of an agent, as the API stores it (defaults filled in). */

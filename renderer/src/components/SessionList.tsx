@@ -87,6 +87,11 @@ function SessionRow({ session, selected, onSelect }: { session: SessionSummary; 
         </span>
         <span className="session-meta">
           <span className={`status status-${session.status}`}>{session.status}</span>
+          {session.waiting_for_user && (
+            <span className="badge waiting-badge" data-testid="waiting-badge" title="Tool calls wait for your confirmation">
+              waiting for you
+            </span>
+          )}
           <span className="muted">{session.agent_name ?? 'no agent'}</span>
           <span className="muted" title={session.updated_at}>
             {ago(session.updated_at)}
