@@ -106,6 +106,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
     kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
     logger,
+    git: secrets.gitProxy,
   });
   const brains = opts.brains
     ? new BrainSupervisor({

@@ -9,7 +9,7 @@ import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPo
 import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
-import { applyResources } from './resources';
+import { applyResources, type RepoRouter } from './resources';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import { writeTextFile } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
@@ -59,6 +59,8 @@ export interface HandRegistryOptions {
   kinds: Record<string, RemoteHandKind<any>>;
   /** Where provisioning failures and lost hands are logged. */
   logger?: Logger;
+  /** The host's git proxy: repositories with a token in the session's vaults are cloned and reached through it. */
+  git?: RepoRouter;
 }
 
 /**
@@ -289,7 +291,7 @@ export class HandRegistry {
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
-      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir }, signal);
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git }, signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts });
       return got;
     } catch (err) {

@@ -8,6 +8,7 @@ import type { SessionLog } from '../session/store';
 import type { EventInput } from '../session/types';
 import { registerBrainEnvProvider } from './brain-env';
 import type { VaultKeyWrapper } from './keys';
+import { GitProxy } from './git-proxy';
 import { ModelProxy } from './model-proxy';
 import { Vault } from './vault';
 
@@ -17,6 +18,8 @@ export type { VaultKeyWrapper } from './keys';
 export interface HostVault {
   vault: Vault;
   modelProxy: ModelProxy;
+  /** Git smart-HTTP to repositories with a token in a session's vaults (the hands' remotes point at it). */
+  gitProxy: GitProxy;
   /** Settles when both the key is open and the proxy listens (rejects if the key cannot be had). */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -35,6 +38,7 @@ export interface HostVaultOptions {
 export function startHostVault(opts: HostVaultOptions): HostVault {
   const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper });
   const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
+  const gitProxy = new GitProxy(vault);
   const unregister = registerBrainEnvProvider({
     envFor: (sessionId) => {
       const url = modelProxy.url;
@@ -43,16 +47,17 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
       return { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: cap.token }, release: cap.revoke };
     },
   });
-  const ready = Promise.all([vault.ready, modelProxy.listening]).then(() => undefined);
+  const ready = Promise.all([vault.ready, modelProxy.listening, gitProxy.listening]).then(() => undefined);
   ready.catch(() => {});
   return {
     vault,
     modelProxy,
+    gitProxy,
     ready,
     close: async () => {
       unregister();
       vault.close();
-      await modelProxy.close();
+      await Promise.all([modelProxy.close(), gitProxy.close()]);
     },
   };
 }
