@@ -107,6 +107,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
     logger,
     git: secrets.gitProxy,
+    handEnv: secrets.handEnv,
   });
   const brains = opts.brains
     ? new BrainSupervisor({

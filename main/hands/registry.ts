@@ -10,6 +10,7 @@ import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
 import { applyResources, type RepoRouter } from './resources';
+import { localReach, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import { writeTextFile } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
@@ -61,6 +62,8 @@ export interface HandRegistryOptions {
   logger?: Logger;
   /** The host's git proxy: repositories with a token in the session's vaults are cloned and reached through it. */
   git?: RepoRouter;
+  /** Variables from the vault (environment_variable placeholders, the egress proxy) for the session's hands. */
+  handEnv?: HandEnvSource;
 }
 
 /**
@@ -267,7 +270,7 @@ export class HandRegistry {
           sandbox: off ? false : sandboxPolicy(this.places, config),
           sandboxOffReason: off,
           tmpDir: path.join(this.opts.workRoot, '.tmp', `${sessionId}-${spec.name}`),
-          env: config.env as Record<string, string> | undefined,
+          env: { ...(config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, localReach(!off))) },
           ledger: this.ledger,
         });
         const sandbox = await hand.sandboxState();
@@ -281,7 +284,8 @@ export class HandRegistry {
         const shell = await kind.connect(spec.config, { signal, label });
         workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env: spec.config.env as Record<string, string> | undefined }), shell, extra: kind.extraTools ?? [] };
+        const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p))) };
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
           // whichever session holds the hand now records it.

@@ -104,6 +104,7 @@ async function pointRemoteAtProxy(
   if (!target.shell) {
     const dir = path.resolve(target.workDir, dest);
     await cloneLocally(from, dir, signal);
+    await run('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     return 'git proxy';
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
@@ -113,6 +114,8 @@ async function pointRemoteAtProxy(
     await clone(from, path.join(tmp, 'repo'), signal);
     // Set here, before packing: the hand may have no git of its own to set it with.
     await run('git', ['-C', path.join(tmp, 'repo'), 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
+    // The git proxy is reached directly, never through the egress proxy a hand's HTTP_PROXY names.
+    if (reach) await run('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     await unpack(path.join(tmp, 'repo'), dest, target.shell, target.workDir, signal);
     return reach ? 'git proxy' : 'direct (the hand cannot reach the git proxy)';
   } finally {
