@@ -108,6 +108,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     logger,
     git: secrets.gitProxy,
     handEnv: secrets.handEnv,
+    redactStream: () => (secrets.vault.redactor.active ? secrets.vault.redactor.stream() : undefined),
   });
   const brains = opts.brains
     ? new BrainSupervisor({

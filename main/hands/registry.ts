@@ -12,7 +12,7 @@ import { createShellHand } from './remote/shell-hand';
 import { applyResources, type RepoRouter } from './resources';
 import { localReach, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
-import { writeTextFile } from './write-text';
+import { writeTextFile, type TextFilter } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
@@ -64,6 +64,8 @@ export interface HandRegistryOptions {
   git?: RepoRouter;
   /** Variables from the vault (environment_variable placeholders, the egress proxy) for the session's hands. */
   handEnv?: HandEnvSource;
+  /** A fresh redactor of the vault's values for each full output kept in DATA/outputs (undefined: nothing to redact). */
+  redactStream?: () => TextFilter | undefined;
 }
 
 /**
@@ -317,7 +319,7 @@ export class HandRegistry {
     // Transcripts are private: 0700 folders, 0600 files (whatever the umask).
     await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
     const name = `${(toolUseId ?? `call_${Date.now()}`).replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
-    await writeTextFile(path.join(dir, name), fullOutput);
+    await writeTextFile(path.join(dir, name), fullOutput, undefined, undefined, this.opts.redactStream?.());
     return { ...rest, details: { ...rest.details, full_output: { file: name, chars: fullOutput.length } } };
   }
 }
