@@ -107,6 +107,9 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
     kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
     logger,
+    git: secrets.gitProxy,
+    handEnv: secrets.handEnv,
+    redactStream: () => (secrets.vault.redactor.active ? secrets.vault.redactor.stream() : undefined),
   });
   // The host's MCP client: connections and tokens stay here; brains see tools and results.
   const workRoot = opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir);
