@@ -148,8 +148,14 @@ export class BrainSupervisor {
       // A running session has something to interrupt (and it normally has a brain); an idle one
       // may hold calls waiting for the user's confirmation, which the interrupt answers.
       const status = this.opts.log.findSession(sessionId)?.status;
-      if (status === 'running' || status === 'rescheduling' || status === 'idle') this.wake(sessionId);
+      if (status === 'running' || status === 'rescheduling' || (status === 'idle' && this.waitsForUser(sessionId))) this.wake(sessionId);
     }
+  }
+
+  /** Whether the session's last idle was for calls waiting for the user (one indexed read). */
+  private waitsForUser(sessionId: string): boolean {
+    const [idle] = this.opts.log.getEventPage(sessionId, { types: ['session.status_idle'], order: 'desc', limit: 1 }).events;
+    return (idle?.stop_reason as { type?: string } | undefined)?.type === 'requires_action';
   }
 
   private send(sessionId: string, brain: Running, message: HostToBrain): void {
