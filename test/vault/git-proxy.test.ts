@@ -74,6 +74,8 @@ const handCommand = (who: string) =>
     'if env | grep -qF "$T"; then echo leak-env; else echo clean-env; fi',
     'if ps -ef 2>/dev/null | grep -v grep | grep -qF "$T"; then echo leak-ps; else echo clean-ps; fi',
     'if grep -qF "$T" .git/config; then echo leak-config; else echo clean-config; fi',
+    // The SSH test user's folder is shared with other tests that clone into `proj`.
+    'cd .. && rm -rf proj',
   ].join('\n');
 
 async function run(config: Record<string, unknown>, who: string): Promise<{ events: LoggedEvent[]; out: string }> {
