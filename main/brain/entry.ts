@@ -13,6 +13,7 @@ import { createHostChannel } from './host-channel';
 import type { BrainToHost, HostToBrain } from './ipc-protocol';
 import { createAnthropicCaller } from './model';
 import { SessionView } from './session-view';
+import { splitDelta } from './live-text';
 
 const argSession = process.argv[2];
 if (!process.send) {
@@ -48,7 +49,11 @@ function run(sessionId: string): void {
     execute: (call, signal) => host.request('execute', call, signal),
     agent: () => host.request('agent', {}),
     hands: () => host.request('hands', {}),
-    delta: (delta) => host.notify({ t: 'delta', delta }),
+    mcpTools: () => host.request('mcpTools', {}),
+    mcpCall: (call, signal) => host.request('mcpCall', call, signal),
+    delta: (delta) => {
+      for (const piece of splitDelta(delta)) host.notify({ t: 'delta', delta: piece });
+    },
     flush: () => host.flush(),
     toolDefinitions: builtinToolDefinitions,
   };
@@ -69,8 +74,10 @@ function run(sessionId: string): void {
     if (m.t !== 'events') return;
     view.accept(m.events);
     for (const e of m.events) {
-      if (e.type === 'user.interrupt') harness.interrupt();
-      else if (WAKING_TYPES.has(e.type)) wake();
+      if (e.type === 'user.interrupt') {
+        harness.interrupt();
+        wake(); // an idle session's calls waiting for the user are answered "not run"
+      } else if (WAKING_TYPES.has(e.type)) wake();
     }
   });
 
