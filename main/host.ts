@@ -7,6 +7,7 @@ import { killOrphanGroups } from './hands/pgroups';
 import { openDatabase } from './session/db';
 import { SessionLog } from './session/store';
 import { BrainSupervisor, type SupervisorOptions } from './brain/supervisor';
+import { parseHandPoolSizes } from './hands/hand-pool';
 import { HandRegistry } from './hands/registry';
 import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
@@ -50,6 +51,8 @@ export interface HostOptions {
   allowedWorkRoots?: string[];
   /** `false` runs local hands without the sandbox, on purpose (default: on unless CORRAL_SANDBOX=off). */
   sandbox?: boolean;
+  /** Hands made ahead per environment id or name (default: `CORRAL_HAND_POOL`, "ENV=N,…"; unset: none). */
+  handPool?: Record<string, number>;
 }
 
 /**
@@ -110,6 +113,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     git: secrets.gitProxy,
     handEnv: secrets.handEnv,
     redactStream: () => (secrets.vault.redactor.active ? secrets.vault.redactor.stream() : undefined),
+    poolSizes: opts.handPool ?? parseHandPoolSizes(process.env.CORRAL_HAND_POOL),
   });
   // The host's MCP client: connections and tokens stay here; brains see tools and results.
   const workRoot = opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir);

@@ -32,6 +32,7 @@ export function serveSettings(): ServeSetting[] {
     { env: 'CORRAL_RETRY_BASE_MS', default: '2000', what: 'first retry delay (doubles each time)' },
     { env: 'CORRAL_RETRY_MAX_MS', default: '60000', what: 'longest retry delay' },
     { env: 'CORRAL_BRAIN_POOL', default: '2', what: "brain processes started ahead and bound to a new session when it needs one (0: fork each brain on demand)" },
+    { env: 'CORRAL_HAND_POOL', default: 'unset (no pool)', what: "hands made ahead per environment, ENV=SIZE,… (an environment's id or name; ssh and docker): a session's first tool call finds its hand connected, the last session's public repositories already cloned" },
     { env: 'CORRAL_BRAIN_LINGER_MS', default: '30000', what: 'how long an idle brain process waits for the next message' },
     { env: 'CORRAL_LOG_LEVEL', default: 'info', what: 'lowest level logged: fatal, error, warn, info, debug, trace, silent' },
     { env: 'CORRAL_LOG_FORMAT', default: 'text', what: "stderr log format: text or json (DATA/logs/corral.log is always JSON)" },

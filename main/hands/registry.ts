@@ -10,6 +10,9 @@ import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
 import { applyResources, type RepoRouter } from './resources';
+import { HandPool, type PooledHand } from './hand-pool';
+import { takePooledHand } from './hand-pool-take';
+import { progressToLog } from './provision-progress';
 import { localReach, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import { writeTextFile, type TextFilter } from './write-text';
@@ -66,6 +69,8 @@ export interface HandRegistryOptions {
   handEnv?: HandEnvSource;
   /** A fresh redactor of the vault's values for each full output kept in DATA/outputs (undefined: nothing to redact). */
   redactStream?: () => TextFilter | undefined;
+  /** Hands made ahead per environment id or name (hand-pool.ts); absent or empty: each hand is made when first used. */
+  poolSizes?: Record<string, number>;
 }
 
 /**
@@ -80,6 +85,8 @@ export class HandRegistry {
   private readonly ledger: ProcessGroupLedger;
   /** The sandbox's availability once known (found in the background at start). */
   private sandboxKnown: SandboxState | undefined;
+  /** The warm pool of hands made ahead (empty unless sizes were given). */
+  readonly pool: HandPool;
 
   constructor(private readonly opts: HandRegistryOptions) {
     this.members = new HandMembership(opts.log);
@@ -87,6 +94,8 @@ export class HandRegistry {
     checkWorkRoot(this.places);
     fs.mkdirSync(opts.workRoot, { recursive: true, mode: 0o700 });
     this.ledger = new ProcessGroupLedger(pgroupDir(opts.dataDir));
+    this.pool = new HandPool({ environments: opts.environments, kinds: opts.kinds, sizes: opts.poolSizes ?? {}, logger: opts.logger });
+    this.pool.start();
     if (opts.sandbox === false) {
       this.sandboxKnown = { enabled: false, reason: 'the sandbox is turned off for this host', on_purpose: true };
     } else {
@@ -207,6 +216,7 @@ export class HandRegistry {
 
   async disposeAll(): Promise<void> {
     this.members.close();
+    await this.pool.stop();
     const all = [...this.live.values()];
     this.live.clear();
     await Promise.allSettled(all.map((l) => l.ready.then((g) => g.hand.dispose())));
@@ -258,6 +268,8 @@ export class HandRegistry {
       let description: string;
       let workDir: string;
       let facts: Record<string, unknown> | undefined;
+      let pooled: PooledHand | undefined;
+      const progress = progressToLog(log, sessionId, spec.name);
       if (type === 'local') {
         const config = spec.config as Record<string, unknown> & LocalConfig;
         if (config.working_dir !== undefined) {
@@ -283,8 +295,10 @@ export class HandRegistry {
         const kind = type ? this.opts.kinds[type] : undefined;
         if (!kind) throw new Error(`an environment of type '${type}' cannot run here (Corral runs local, ssh, docker and adb hands)`);
         const label = `${sessionId}/${spec.name}`;
-        const shell = await kind.connect(spec.config, { signal, label });
-        workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
+        pooled = await takePooledHand(this.pool, { log, git: this.opts.git, sessionId, hand: spec.name, environmentId: spec.environmentId ?? undefined, config: spec.config });
+        if (!pooled) progress({ phase: 'connecting' });
+        const shell = pooled?.shell ?? (await kind.connect(spec.config, { signal, label }));
+        workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config)));
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p))) };
         got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env }), shell, extra: kind.extraTools ?? [] };
@@ -297,8 +311,8 @@ export class HandRegistry {
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
-      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git }, signal);
-      log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts });
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git, onProgress: progress, preApplied: pooled?.preApplied }, signal);
+      log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts, ...(pooled ? { from_pool: true } : {}) });
       return got;
     } catch (err) {
       this.opts.logger?.warn({ session_id: sessionId, hand: spec.name, kind: type ?? 'missing', error: err instanceof Error ? err.message : String(err) }, 'hand provisioning failed');

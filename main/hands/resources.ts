@@ -8,8 +8,10 @@ import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
 import { hostGitEnv } from '../child-env';
+import { GitProgressParser, isGitProgressLine, type ProvisionProgress } from './provision-progress';
 
-interface RepoResource {
+/** A session's repository resource (the API's github_repository). */
+export interface RepoResource {
   id?: string;
   type: 'github_repository';
   url: string;
@@ -25,6 +27,21 @@ export interface ResourceTarget {
   workDir: string;
   /** The host's git proxy (repositories with a token in the session's vaults go through it). */
   git?: RepoRouter;
+  /** Where progress goes (connecting, cloning with git's counts, unpacking). */
+  onProgress?: (p: ProvisionProgress) => void;
+  /** Repositories already on the hand (a pooled hand made ahead, hand-pool.ts), by repoKey. */
+  preApplied?: ReadonlySet<string>;
+}
+
+/** The session's repository resources. */
+export function sessionRepos(log: SessionLog, sessionId: string): RepoResource[] {
+  const resources = (log.getSession(sessionId).record.resources ?? []) as { type: string }[];
+  return resources.filter((r): r is RepoResource => r.type === 'github_repository');
+}
+
+/** What makes two repository resources put the same tree in the same place. */
+export function repoKey(r: RepoResource): string {
+  return JSON.stringify([r.url, r.checkout ?? null, repoTarget(r.mount_path, r.url)]);
 }
 
 /** Routes a session's repository through the host's authenticating git proxy (main/vault/git-proxy.ts). */
@@ -52,28 +69,24 @@ export function repoTarget(mountPath: string | undefined, url: string): string {
  * failure does not stop the hand from being used.
  */
 export async function applyResources(log: SessionLog, sessionId: string, handName: string, target: ResourceTarget, signal?: AbortSignal): Promise<void> {
-  const resources = (log.getSession(sessionId).record.resources ?? []) as { type: string }[];
-  for (const r of resources) {
-    if (r.type !== 'github_repository') continue;
-    const repo = r as RepoResource;
+  for (const repo of sessionRepos(log, sessionId)) {
     const dest = repoTarget(repo.mount_path, repo.url);
     const started = Date.now();
-    let outcome: { via: 'this machine' | 'the hand'; error?: undefined } | { error: string; via?: undefined };
+    let outcome: RepoOutcome;
     let remote: string | undefined;
-    try {
+    // A pooled hand was made with this repository already on it (never one with a vault route).
+    const pre = target.preApplied?.has(repoKey(repo)) === true;
+    if (pre) outcome = { via: 'this machine' };
+    else {
       // With a token in the vault: cloned here through the proxy, the token never on disk.
-      const route = await target.git?.route(sessionId, repo.url);
-      const from = route ? { ...repo, url: route.url } : repo;
-      if (route) remote = await pointRemoteAtProxy(repo, from, dest, target, route, signal);
-      else outcome = target.shell ? await shipClone(from, dest, target.shell, target.workDir, signal) : await cloneLocally(from, path.resolve(target.workDir, dest), signal);
-      outcome ??= { via: 'this machine' };
-    } catch (err) {
-      const hereFailed = err instanceof Error ? err.message : String(err);
-      if (signal?.aborted || !target.shell) outcome = { error: hereFailed };
-      else {
-        const onHand = await cloneOnHand(repo, dest, target.hand, signal);
-        outcome = onHand.ok ? { via: 'the hand' } : { error: `cloning on this machine failed: ${hereFailed}\ncloning on the hand failed too: ${onHand.error}` };
+      let route;
+      try {
+        route = await target.git?.route(sessionId, repo.url);
+        if (route) remote = await pointRemoteAtProxy(repo, { ...repo, url: route.url }, dest, target, route, signal);
+      } catch (err) {
+        outcome = await afterFailure(repo, dest, target, err, signal);
       }
+      outcome ??= route ? { via: 'this machine' } : await cloneRepoOnto(repo, target, signal);
     }
     log.emitEvent(sessionId, {
       type: outcome.error === undefined ? 'hand.resource_applied' : 'hand.resource_failed',
@@ -84,8 +97,36 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
       duration_ms: Date.now() - started,
       ...(outcome.error === undefined ? { cloned_on: outcome.via } : { error: outcome.error.slice(-2000) }),
       ...(remote ? { git_remote: remote } : {}),
+      ...(pre ? { pre_applied: true } : {}),
     });
   }
+}
+
+/** How putting one repository on a hand went. */
+export type RepoOutcome = { via: 'this machine' | 'the hand'; error?: undefined } | { error: string; via?: undefined };
+
+/**
+ * Puts one repository (no credentials: its own URL) on a hand: cloned here and copied over, else
+ * (no route from here, no tar there) cloned by the hand itself. Never throws.
+ */
+export async function cloneRepoOnto(repo: RepoResource, target: ResourceTarget, signal?: AbortSignal): Promise<RepoOutcome> {
+  const dest = repoTarget(repo.mount_path, repo.url);
+  try {
+    return target.shell
+      ? await shipClone(repo, dest, target.shell, target.workDir, signal, target.onProgress)
+      : await cloneLocally(repo, path.resolve(target.workDir, dest), signal, target.onProgress);
+  } catch (err) {
+    return afterFailure(repo, dest, target, err, signal);
+  }
+}
+
+/** After cloning here failed: a remote hand tries with its own git. */
+async function afterFailure(repo: RepoResource, dest: string, target: ResourceTarget, err: unknown, signal?: AbortSignal): Promise<RepoOutcome> {
+  const hereFailed = err instanceof Error ? err.message : String(err);
+  if (signal?.aborted || !target.shell) return { error: hereFailed };
+  target.onProgress?.({ phase: 'cloning', url: repo.url, resource_id: repo.id ?? null, stage: 'cloning on the hand' });
+  const onHand = await cloneOnHand(repo, dest, target.hand, signal);
+  return onHand.ok ? { via: 'the hand' } : { error: `cloning on this machine failed: ${hereFailed}\ncloning on the hand failed too: ${onHand.error}` };
 }
 
 /**
@@ -104,7 +145,7 @@ async function pointRemoteAtProxy(
 ): Promise<'git proxy' | 'direct (the hand cannot reach the git proxy)'> {
   if (!target.shell) {
     const dir = path.resolve(target.workDir, dest);
-    await cloneLocally(from, dir, signal);
+    await cloneLocally(from, dir, signal, target.onProgress, repo);
     await run('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     return 'git proxy';
   }
@@ -112,11 +153,12 @@ async function pointRemoteAtProxy(
   try {
     const reach = await target.shell.reachHost?.(route.port).catch(() => undefined);
     const url = reach ? `http://${reach.host}:${reach.port}${route.path}` : repo.url;
-    await clone(from, path.join(tmp, 'repo'), signal);
+    await clone(from, path.join(tmp, 'repo'), signal, target.onProgress, repo);
     // Set here, before packing: the hand may have no git of its own to set it with.
     await run('git', ['-C', path.join(tmp, 'repo'), 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
     // The git proxy is reached directly, never through the egress proxy a hand's HTTP_PROXY names.
     if (reach) await run('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+    target.onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
     await unpack(path.join(tmp, 'repo'), dest, target.shell, target.workDir, signal);
     return reach ? 'git proxy' : 'direct (the hand cannot reach the git proxy)';
   } finally {
@@ -125,18 +167,19 @@ async function pointRemoteAtProxy(
 }
 
 /** Clones straight into the folder (a local hand's work folder is on this machine). */
-async function cloneLocally(repo: RepoResource, dir: string, signal?: AbortSignal): Promise<{ via: 'this machine' }> {
+async function cloneLocally(repo: RepoResource, dir: string, signal?: AbortSignal, onProgress?: Progress, shown = repo): Promise<{ via: 'this machine' }> {
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) throw new Error(`${dir} already exists and is not empty`);
   fs.mkdirSync(path.dirname(dir), { recursive: true });
-  await clone(repo, dir, signal);
+  await clone(repo, dir, signal, onProgress, shown);
   return { via: 'this machine' };
 }
 
 /** Clones into a temporary folder here, then unpacks it on the remote hand. */
-async function shipClone(repo: RepoResource, dest: string, shell: RemoteShell, workDir: string, signal?: AbortSignal): Promise<{ via: 'this machine' }> {
+async function shipClone(repo: RepoResource, dest: string, shell: RemoteShell, workDir: string, signal?: AbortSignal, onProgress?: Progress): Promise<{ via: 'this machine' }> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
-    await clone(repo, path.join(tmp, 'repo'), signal);
+    await clone(repo, path.join(tmp, 'repo'), signal, onProgress);
+    onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
     await unpack(path.join(tmp, 'repo'), dest, shell, workDir, signal);
     return { via: 'this machine' };
   } finally {
@@ -173,16 +216,24 @@ async function cloneOnHand(repo: RepoResource, dest: string, hand: Hand, signal?
   return !out.isError && out.details?.exit_code === 0 ? { ok: true } : { ok: false, error: out.content.slice(-1000) };
 }
 
-async function clone(repo: RepoResource, dir: string, signal?: AbortSignal): Promise<void> {
+type Progress = (p: ProvisionProgress) => void;
+
+/** @param shown the repository as the user named it (`repo` may be its route through the git proxy) */
+async function clone(repo: RepoResource, dir: string, signal?: AbortSignal, onProgress?: Progress, shown = repo): Promise<void> {
   const branch = repo.checkout?.type === 'branch' ? ['--branch', repo.checkout.name] : [];
   // The files go to the hand byte for byte as committed: no CRLF conversion (Git for Windows
   // turns it on by default). `--` keeps a URL that starts with '-' from being read as an option.
-  await run('git', ['-c', 'core.autocrlf=false', 'clone', '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone' });
+  // With someone to tell, git's counts (objects, files) are read from its --progress lines.
+  const said = { url: shown.url, resource_id: shown.id ?? null };
+  onProgress?.({ phase: 'cloning', ...said });
+  const parser = onProgress ? new GitProgressParser() : undefined;
+  const stderr = parser && ((chunk: string) => parser.feed(chunk, (p) => onProgress!({ ...p, ...said })));
+  await run('git', ['-c', 'core.autocrlf=false', 'clone', onProgress ? '--progress' : '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone', stderr });
   if (repo.checkout?.type === 'commit') await run('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout' });
 }
 
 /** Runs a program here; resolves with its stdout, rejects with its stderr in the message. */
-function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes?: number; what: string }): Promise<Buffer> {
+function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes?: number; what: string; stderr?: (chunk: string) => void }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // No terminal prompts: a repository that needs a password fails now instead of hanging.
     const child = spawn(cmd, args, {
@@ -203,7 +254,12 @@ function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes
         child.kill('SIGKILL');
       } else out.push(c);
     });
-    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-4000)));
+    child.stderr.on('data', (c: Buffer) => {
+      const text = c.toString('utf8');
+      opts.stderr?.(text);
+      // Progress lines say nothing about a failure: kept out of its message.
+      err = (err + (opts.stderr ? text.split(/(?<=[\r\n])/).filter((l) => !isGitProgressLine(l)).join('') : text)).slice(-4000);
+    });
     child.on('error', (e: NodeJS.ErrnoException) =>
       reject(new Error(e.code === 'ENOENT' ? `${cmd} is not installed on this machine` : e.name === 'AbortError' ? `${opts.what} was stopped` : `${opts.what}: ${e.message}`)),
     );

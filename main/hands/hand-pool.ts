@@ -1,0 +1,267 @@
+import posix from 'node:path/posix';
+import type { EnvironmentStore } from '../catalog/environments';
+import type { Logger } from '../logging/logger';
+import { createShellHand, shq } from './remote/shell-hand';
+import type { RemoteHandKind, RemoteShell } from './remote/types';
+import { cloneRepoOnto, repoKey, type RepoResource } from './resources';
+
+/** Options of a warm pool of hands. */
+export interface HandPoolOptions {
+  environments: EnvironmentStore;
+  kinds: Record<string, RemoteHandKind<any>>;
+  /** Hands kept ready per environment, by environment id or name (`CORRAL_HAND_POOL`). */
+  sizes: Record<string, number>;
+  logger?: Logger;
+  /** How often environments named in `sizes` are looked for again (created later, renamed); ms. */
+  rescanMs?: number;
+}
+
+/** A pooled hand taken by a session: connected, its work folder made, repositories on it. */
+export interface PooledHand {
+  id: string;
+  shell: RemoteShell;
+  workDir: string;
+  /** repoKey of each repository already on the hand. */
+  preApplied: ReadonlySet<string>;
+  /** How long it took to make (connect + clone), ms. */
+  provisionedMs: number;
+  /** How long it waited in the pool, ms. */
+  waitedMs: number;
+}
+
+/** What the hands panel shows of one environment's pool. */
+export interface HandPoolState {
+  environment_id: string;
+  name: string;
+  size: number;
+  ready: number;
+  provisioning: number;
+  taken: number;
+  misses: number;
+  failures: number;
+  last_error?: string;
+}
+
+interface Entry {
+  id: string;
+  envId: string;
+  configKey: string;
+  resKey: string;
+  shell: RemoteShell;
+  workDir: string;
+  preApplied: Set<string>;
+  provisionedMs: number;
+  readyAt: number;
+}
+
+interface EnvPool {
+  id: string;
+  name: string;
+  size: number;
+  ready: Entry[];
+  provisioning: number;
+  taken: number;
+  misses: number;
+  failures: number;
+  lastError?: string;
+  /** The repositories the last session that took (or wanted) a hand here had: made ahead next. */
+  repos: RepoResource[];
+}
+
+/** Failed provisionings in a row after which an environment's pool waits for the next rescan. */
+const MAX_FAILURES_IN_A_ROW = 3;
+/** Kinds whose connections share one work folder per host: each pooled hand gets its own. */
+const SHARED_WORK_DIR_KINDS = new Set(['ssh']);
+
+const keyOf = (repos: readonly RepoResource[]) => JSON.stringify(repos.map(repoKey).sort());
+
+/** Parses `CORRAL_HAND_POOL` ("ENV=SIZE,ENV=SIZE", an environment's id or name); empty: no pool. */
+export function parseHandPoolSizes(v: string | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of (v ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = part.lastIndexOf('=');
+    const size = Number(part.slice(at + 1));
+    if (at <= 0 || !Number.isInteger(size) || size < 0 || size > 32) throw new Error(`CORRAL_HAND_POOL: '${part}' is not ENVIRONMENT=SIZE (0–32)`);
+    out[part.slice(0, at)] = size;
+  }
+  return out;
+}
+
+/**
+ * Hands made ahead of need, per environment (ssh and docker kinds; off unless sizes are given),
+ * so a session's first tool call finds its hand connected and its repository already there. A
+ * pooled hand is made without any session: connected with the environment's config as it is then
+ * (a hand whose config has changed since is not given out), in a work folder of its own, with the
+ * repositories the environment's last session had (public ones only: a repository the session's
+ * vault routes through the git proxy is never made ahead, so no credential is used without a
+ * session). `take` gives each hand to one session only and removes it from the pool; it is then
+ * an ordinary hand of that session, disposed with it, never returned. Taken hands are replaced in
+ * the background; `stop` closes every hand still waiting (and those being made) and removes their
+ * work folders.
+ */
+export class HandPool {
+  private readonly pools = new Map<string, EnvPool>();
+  private readonly ctrl = new AbortController();
+  private readonly making = new Set<Promise<void>>();
+  private rescanTimer?: NodeJS.Timeout;
+  private seq = 0;
+
+  constructor(private readonly opts: HandPoolOptions) {}
+
+  /** Whether any environment has a pool configured. */
+  get enabled(): boolean {
+    return Object.values(this.opts.sizes).some((n) => n > 0);
+  }
+
+  /** Finds the configured environments and starts making hands; rescans now and then. */
+  start(): void {
+    if (!this.enabled) return;
+    this.fill();
+    this.rescanTimer = setInterval(() => this.fill(), this.opts.rescanMs ?? 10_000);
+    this.rescanTimer.unref();
+  }
+
+  /** Tops every configured environment's pool up to its size (in the background). */
+  fill(): void {
+    if (this.ctrl.signal.aborted || !this.enabled) return;
+    for (const [key, size] of Object.entries(this.opts.sizes)) {
+      const env = this.opts.environments.get(key) ?? this.opts.environments.list({ limit: 100 }).data.find((e) => e.record.name === key);
+      if (!env || env.archived_at) continue;
+      const pool = this.pools.get(env.id) ?? { id: env.id, name: String(env.record.name ?? env.id), size, ready: [], provisioning: 0, taken: 0, misses: 0, failures: 0, repos: [] };
+      pool.size = size;
+      this.pools.set(env.id, pool);
+      // After failures in a row, one attempt per rescan (an unreachable host is not hammered).
+      if (pool.failures >= MAX_FAILURES_IN_A_ROW && pool.provisioning > 0) continue;
+      const want = pool.failures >= MAX_FAILURES_IN_A_ROW ? Math.min(1, pool.size - pool.ready.length) : pool.size - pool.ready.length - pool.provisioning;
+      for (let i = 0; i < want; i++) this.makeOne(pool);
+    }
+  }
+
+  /**
+   * A hand for a session of this environment, or undefined (no pool, none ready, config changed).
+   * `repos`: the repositories the session wants on it, or null when it must get none made ahead
+   * (not its main hand, or its vault routes one through the git proxy).
+   */
+  take(environmentId: string | undefined, config: Record<string, unknown>, repos: RepoResource[] | null): PooledHand | undefined {
+    const pool = environmentId ? this.pools.get(environmentId) : undefined;
+    if (!pool || this.ctrl.signal.aborted) return undefined;
+    const configKey = JSON.stringify(config);
+    const resKey = keyOf(repos ?? []);
+    // Learn what to make next: the public repositories sessions here want.
+    if (repos && resKey !== keyOf(pool.repos)) pool.repos = repos;
+    const i = pool.ready.findIndex((e) => e.configKey === configKey && e.resKey === resKey && e.shell.lostReason === undefined);
+    if (i < 0) {
+      pool.misses += 1;
+      // Hands made for another config or other repositories: one goes, to make room for the right kind.
+      const stale = pool.ready.findIndex((e) => e.configKey !== configKey || e.resKey !== resKey);
+      if (stale >= 0) void this.discard(pool.ready.splice(stale, 1)[0]!);
+      this.fill();
+      return undefined;
+    }
+    const [e] = pool.ready.splice(i, 1);
+    pool.taken += 1;
+    this.fill();
+    return { id: e!.id, shell: e!.shell, workDir: e!.workDir, preApplied: e!.preApplied, provisionedMs: e!.provisionedMs, waitedMs: Date.now() - e!.readyAt };
+  }
+
+  /** Each environment's pool, for the hands panel. */
+  state(): HandPoolState[] {
+    return [...this.pools.values()].map((p) => ({
+      environment_id: p.id,
+      name: p.name,
+      size: p.size,
+      ready: p.ready.length,
+      provisioning: p.provisioning,
+      taken: p.taken,
+      misses: p.misses,
+      failures: p.failures,
+      ...(p.lastError ? { last_error: p.lastError } : {}),
+    }));
+  }
+
+  /** Stops making hands and closes every hand not given out, waiting for those being made. */
+  async stop(): Promise<void> {
+    this.ctrl.abort();
+    clearInterval(this.rescanTimer);
+    await Promise.allSettled([...this.making]);
+    const all = [...this.pools.values()].flatMap((p) => p.ready.splice(0));
+    await Promise.allSettled(all.map((e) => this.discard(e)));
+  }
+
+  private makeOne(pool: EnvPool): void {
+    pool.provisioning += 1;
+    const job = this.provision(pool).finally(() => {
+      pool.provisioning -= 1;
+      this.making.delete(job);
+    });
+    this.making.add(job);
+  }
+
+  private async provision(pool: EnvPool): Promise<void> {
+    const env = this.opts.environments.get(pool.id);
+    const config = env?.record.config as ({ type: string } & Record<string, unknown>) | undefined;
+    const kind = config ? this.opts.kinds[config.type] : undefined;
+    if (!env || env.archived_at || !config || !kind) return;
+    const id = `hpool_${Date.now().toString(36)}${(this.seq++).toString(36)}`;
+    const repos = pool.repos;
+    const started = Date.now();
+    let shell: RemoteShell | undefined;
+    let workDir: string | undefined;
+    try {
+      shell = await kind.connect(config, { signal: this.ctrl.signal, label: `pool-${pool.name}` });
+      const base = typeof config.working_dir === 'string' ? config.working_dir : (shell.workDir ?? kind.defaultWorkDir(config));
+      // Fresh means a folder no other hand used: on a host that many connections share, its own.
+      workDir = SHARED_WORK_DIR_KINDS.has(config.type) ? posix.join(base, '.corral-pool', id) : base;
+      if (workDir !== base) {
+        const made = await shell.exec(`mkdir -p ${shq(workDir)}`, { signal: this.ctrl.signal });
+        if (made.exitCode !== 0) throw new Error(`cannot make the work folder ${workDir}: ${made.lost ?? `exit code ${made.exitCode}`}`);
+      }
+      const dir = workDir;
+      const hand = createShellHand(shell, { workDir: dir, label: `pooled ${id}`, env: config.env as Record<string, string> | undefined });
+      const preApplied = new Set<string>();
+      for (const repo of repos) {
+        const out = await cloneRepoOnto(repo, { hand, shell, workDir: dir }, this.ctrl.signal);
+        if (out.error !== undefined) throw new Error(`cloning ${repo.url}: ${out.error}`);
+        preApplied.add(repoKey(repo));
+      }
+      if (this.ctrl.signal.aborted) throw new Error('the pool is stopping');
+      const entry: Entry = { id, envId: pool.id, configKey: JSON.stringify(config), resKey: keyOf(repos), shell, workDir: dir, preApplied, provisionedMs: Date.now() - started, readyAt: Date.now() };
+      // Lost while waiting: dropped and replaced.
+      shell.onLost((reason) => {
+        const at = pool.ready.indexOf(entry);
+        if (at < 0) return;
+        pool.ready.splice(at, 1);
+        this.opts.logger?.warn({ environment_id: pool.id, pool_hand: id, reason }, 'pooled hand lost while waiting');
+        this.fill();
+      });
+      pool.ready.push(entry);
+      pool.failures = 0;
+      delete pool.lastError;
+      this.opts.logger?.info({ environment_id: pool.id, pool_hand: id, ms: entry.provisionedMs, repositories: repos.length }, 'pooled hand ready');
+      // Too many now (the size was lowered, repositories changed): the oldest goes.
+      if (pool.ready.length > pool.size) void this.discard(pool.ready.shift()!);
+    } catch (err) {
+      if (shell) void this.close(shell, config.type, workDir);
+      if (this.ctrl.signal.aborted) return;
+      pool.failures += 1;
+      pool.lastError = err instanceof Error ? err.message : String(err);
+      this.opts.logger?.warn({ environment_id: pool.id, error: pool.lastError, failures: pool.failures }, 'pooled hand could not be made');
+      if (pool.failures < MAX_FAILURES_IN_A_ROW) setTimeout(() => this.fill(), 1000 * pool.failures).unref();
+    }
+  }
+
+  private discard(e: Entry): Promise<void> {
+    const type = (this.opts.environments.get(e.envId)?.record.config as { type?: string } | undefined)?.type;
+    return this.close(e.shell, type, e.workDir);
+  }
+
+  /** Closes a pooled hand no session got; its own work folder on a shared host goes with it. */
+  private async close(shell: RemoteShell, type: string | undefined, workDir: string | undefined): Promise<void> {
+    try {
+      if (workDir && type && SHARED_WORK_DIR_KINDS.has(type) && shell.lostReason === undefined) await shell.exec(`rm -rf ${shq(workDir)}`);
+    } catch {
+      // A folder left behind on a host that went away: nothing else to do.
+    }
+    await shell.close().catch(() => {});
+  }
+}
