@@ -8,36 +8,57 @@ export interface Spread {
   p95: number;
 }
 const spread = (xs: number[]): Spread => ({ n: xs.length, p50: percentile(xs, 50), p95: percentile(xs, 95) });
+const tools = (xs: SessionTiming[], pick: (s: SessionTiming) => number | undefined) => spread(xs.flatMap((s) => (pick(s) === undefined ? [] : [pick(s)!])));
 
-/** bench:ttft's figures: TTFT and brain start per mode, the reductions, the first tool call. */
-export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[]) {
-  const ttft = { coupled: spread(coupled.map((s) => s.ttft)), decoupled: spread(decoupled.map((s) => s.ttft)) };
-  const toRequest = { coupled: spread(coupled.map((s) => s.toRequest)), decoupled: spread(decoupled.map((s) => s.toRequest)) };
+/** bench:ttft's figures: TTFT and brain start per mode, the reductions, the first tool call with and without the pool. */
+export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], pooled: SessionTiming[] = []) {
+  const ttft = { coupled: spread(coupled.map((s) => s.ttft)), decoupled: spread(decoupled.map((s) => s.ttft)), pooled: spread(pooled.map((s) => s.ttft)) };
+  const toRequest = { coupled: spread(coupled.map((s) => s.toRequest)), decoupled: spread(decoupled.map((s) => s.toRequest)), pooled: spread(pooled.map((s) => s.toRequest)) };
   const cut = (a: number, b: number) => (a > 0 ? 1 - b / a : NaN);
+  const byKind = (xs: SessionTiming[], env: string) => xs.filter((s) => s.env === env);
   return {
     ttft,
     toRequest,
     reduction: { p50: cut(ttft.coupled.p50, ttft.decoupled.p50), p95: cut(ttft.coupled.p95, ttft.decoupled.p95) },
-    firstToolCall: { decoupled: spread(decoupled.flatMap((s) => (s.firstTool === undefined ? [] : [s.firstTool]))) },
-    errors: [...coupled, ...decoupled].filter((s) => s.error).length,
+    firstToolCall: {
+      decoupled: tools(decoupled, (s) => s.firstTool),
+      pooled: tools(pooled, (s) => s.firstTool),
+    },
+    /** The first tool call's wait for its hand (tool_use → hand.ready), per kind. */
+    handWait: {
+      decoupled: { docker: tools(byKind(decoupled, 'docker'), (s) => s.firstToolHand), ssh: tools(byKind(decoupled, 'ssh'), (s) => s.firstToolHand) },
+      pooled: { docker: tools(byKind(pooled, 'docker'), (s) => s.firstToolHand), ssh: tools(byKind(pooled, 'ssh'), (s) => s.firstToolHand) },
+    },
+    /** Tool-calling sessions of the pooled mode whose hand came from the pool. */
+    poolHits: { hits: pooled.filter((s) => s.tool && s.pooled).length, of: pooled.filter((s) => s.tool).length },
+    errors: [...coupled, ...decoupled, ...pooled].filter((s) => s.error).length,
   };
 }
 export type TtftSummary = ReturnType<typeof summarise>;
 
-const ms = (x: number) => `${fmt(x, 0)} ms`;
+const ms = (x: number) => (Number.isFinite(x) ? `${fmt(x, x < 100 ? 1 : 0)} ms` : '—');
 const pct = (x: number) => `${fmt(x * 100, 1)}%`;
 
 /** The table bench:ttft prints. */
 export function table(s: TtftSummary): string {
-  const row = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(44) : c.padStart(12))).join('');
+  const row = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(52) : c.padStart(11))).join('');
+  const line = (label: string, v: Spread) => row([label, String(v.n), ms(v.p50), ms(v.p95)]);
   return [
     row(['', 'n', 'p50', 'p95']),
-    row(['TTFT, coupled (provision, then the model)', String(s.ttft.coupled.n), ms(s.ttft.coupled.p50), ms(s.ttft.coupled.p95)]),
-    row(['TTFT, decoupled (hands at first use)', String(s.ttft.decoupled.n), ms(s.ttft.decoupled.p50), ms(s.ttft.decoupled.p95)]),
+    line('TTFT, coupled (provision, then the model)', s.ttft.coupled),
+    line('TTFT, decoupled (hands at first use)', s.ttft.decoupled),
     row(['reduction', '', pct(s.reduction.p50), pct(s.reduction.p95)]),
-    row(['user.message → model request, coupled', String(s.toRequest.coupled.n), ms(s.toRequest.coupled.p50), ms(s.toRequest.coupled.p95)]),
-    row(['user.message → model request, decoupled', String(s.toRequest.decoupled.n), ms(s.toRequest.decoupled.p50), ms(s.toRequest.decoupled.p95)]),
-    row(['first tool call (tool_use → result), decoupled', String(s.firstToolCall.decoupled.n), ms(s.firstToolCall.decoupled.p50), ms(s.firstToolCall.decoupled.p95)]),
+    line('TTFT, decoupled with the warm hand pool', s.ttft.pooled),
+    line('user.message → model request, coupled', s.toRequest.coupled),
+    line('user.message → model request, decoupled', s.toRequest.decoupled),
+    line('user.message → model request, pooled', s.toRequest.pooled),
+    line('first tool call (tool_use → result), decoupled', s.firstToolCall.decoupled),
+    line('first tool call (tool_use → result), pooled', s.firstToolCall.pooled),
+    line('  its wait for the hand, decoupled, docker', s.handWait.decoupled.docker),
+    line('  its wait for the hand, decoupled, ssh', s.handWait.decoupled.ssh),
+    line('  its wait for the hand, pooled, docker', s.handWait.pooled.docker),
+    line('  its wait for the hand, pooled, ssh', s.handWait.pooled.ssh),
+    row(['pool hits (tool sessions given a pooled hand)', '', `${s.poolHits.hits}/${s.poolHits.of}`, '']),
   ].join('\n');
 }
 
@@ -46,14 +67,16 @@ export function chart(s: TtftSummary, caption: string): string {
   const bars = [
     { label: 'TTFT coupled', v: s.ttft.coupled, colour: '#c0504d' },
     { label: 'TTFT decoupled', v: s.ttft.decoupled, colour: '#4f81bd' },
-    { label: 'first tool call (decoupled)', v: s.firstToolCall.decoupled, colour: '#9bbb59' },
+    { label: 'TTFT decoupled + pool', v: s.ttft.pooled, colour: '#2c4d75' },
+    { label: 'first tool call, decoupled', v: s.firstToolCall.decoupled, colour: '#9bbb59' },
+    { label: 'first tool call, pooled', v: s.firstToolCall.pooled, colour: '#4f6228' },
   ];
-  const W = 720;
-  const left = 220;
+  const W = 760;
+  const left = 230;
   const top = 50;
   const rowH = 56;
   const max = Math.max(1, ...bars.flatMap((b) => [b.v.p50, b.v.p95].filter(Number.isFinite)));
-  const x = (v: number) => (Number.isFinite(v) ? ((W - left - 90) * v) / max : 0);
+  const x = (v: number) => (Number.isFinite(v) ? ((W - left - 100) * v) / max : 0);
   const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const parts = bars.map((b, i) => {
     const y = top + i * rowH;
@@ -69,7 +92,7 @@ export function chart(s: TtftSummary, caption: string): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="13">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="16" y="24" font-size="16" font-weight="bold">Corral time to first token: coupled vs decoupled hands</text>`,
+    `<text x="16" y="24" font-size="16" font-weight="bold">Corral time to first token: coupled vs decoupled hands, and the warm pool</text>`,
     ...parts,
     `<text x="16" y="${H - 14}" fill="#555">${esc(`reduction p50 ${pct(s.reduction.p50)}, p95 ${pct(s.reduction.p95)} — ${caption}`)}</text>`,
     `</svg>`,

@@ -19,8 +19,14 @@ export interface TtftOptions {
   firstTokenMs: string;
   /** The repository every session's environment clones, a file:// URL. */
   repoUrl: string;
-  /** Environment configs the sessions take in turn (docker, ssh). */
-  environments: { name: string; config: Record<string, unknown> }[];
+  /**
+   * Environment configs the sessions take in turn (docker, ssh). `perWorker`: one environment per
+   * concurrent worker, each with its own working_dir (an ssh host's work folder is shared by its
+   * connections: two sessions cloning into it at once would collide).
+   */
+  environments: { name: string; config: Record<string, unknown>; perWorker?: boolean }[];
+  /** Pooled mode: hands made ahead per environment (hand-pool.ts). */
+  handPool: number;
   /** Brains started ahead (brain-pool.ts). */
   poolSize: number;
   /** The set-up a coupled session runs on its hand after the clone, before its first model request. */
@@ -37,6 +43,10 @@ export interface SessionTiming {
   ttft: number;
   /** The first tool call: agent.tool_use logged → agent.tool_result logged. */
   firstTool?: number;
+  /** The first tool call's wait for its hand: agent.tool_use logged → hand.ready logged. */
+  firstToolHand?: number;
+  /** The hand came from the warm pool (hand.taken_from_pool). */
+  pooled?: boolean;
   /** The session's repository reached its hand (hand.resource_applied) before its first model request. */
   clonedBeforeModel: boolean;
   /** The repository reached the hand in this session (hand.resource_applied). */
@@ -45,6 +55,9 @@ export interface SessionTiming {
 }
 
 const now = () => performance.now();
+
+/** coupled: provision, then the model; decoupled: hands at first use; pooled: decoupled with a warm pool of hands. */
+export type TtftMode = 'coupled' | 'decoupled' | 'pooled';
 
 /** Starts bench:ttft's model server (ttft-model.ts) in its own process. */
 async function startModel(firstTokenMs: string) {
@@ -58,16 +71,20 @@ async function startModel(firstTokenMs: string) {
  * full (container or connection, clone, set-up) before its first brain starts, as a harness
  * inside its container must; decoupled: the normal host, hands provisioned at first use.
  */
-export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Promise<SessionTiming[]> {
+export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[]> {
   const model = await startModel(o.firstTokenMs);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `corral-bench-ttft-${mode}-`));
   const workRoot = fs.mkdtempSync(path.join(os.tmpdir(), `corral-bench-ttft-work-`));
   const pool = new BrainPool({ entry: brainEntry, size: o.poolSize });
+  const poolSizes: Record<string, number> = {};
+  const envNames = o.environments.flatMap((e) => (e.perWorker ? Array.from({ length: o.concurrency }, (_, k) => `${e.name}-w${k}`) : [e.name]));
+  if (mode === 'pooled') for (const name of envNames) poolSizes[name] = o.handPool;
   const host = createHost({
     dataDir,
     workRoot,
+    handPool: poolSizes,
     brains: {
       spawn: (id) => pool.spawn(id),
       ...(mode === 'coupled' ? { beforeFirstBrain: (id: string) => host.hands.execute(id, undefined, 'bash', { command: o.setup }) } : {}),
@@ -75,7 +92,12 @@ export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Pr
   });
   await host.started;
   pool.fill();
-  const envs = o.environments.map((e) => ({ name: e.name, id: host.environments.create({ name: e.name, config: e.config as never, metadata: {}, description: null }).id }));
+  const make = (name: string, config: Record<string, unknown>) => host.environments.create({ name, config: config as never, metadata: {}, description: null }).id;
+  // envs[kind][worker]: the environment a worker's sessions of that kind use.
+  const envs = o.environments.map((e) => ({
+    name: e.name,
+    ids: e.perWorker ? Array.from({ length: o.concurrency }, (_, k) => make(`${e.name}-w${k}`, { ...e.config, working_dir: `corral-bench-ttft/w${k}` })) : [make(e.name, e.config)],
+  }));
   const agent = {
     type: 'agent',
     id: 'agent_ttft',
@@ -85,7 +107,7 @@ export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Pr
     system: null,
     tools: [{ type: 'agent_toolset_20260401', configs: [], default_config: { enabled: true, permission_policy: { type: 'always_allow' } } }],
   };
-  type Track = { asked: number; cloned?: number; started?: number; firstTokenMs?: number; toolUse?: number; toolResult?: number; idle: boolean; error?: string };
+  type Track = { asked: number; cloned?: number; started?: number; firstTokenMs?: number; toolUse?: number; toolResult?: number; handReady?: number; pooled?: boolean; idle: boolean; error?: string };
   const tracks = new Map<string, Track>();
   const stop = host.log.subscribeAll(({ sessionId, event }) => {
     const t = tracks.get(sessionId);
@@ -96,18 +118,23 @@ export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Pr
     else if (e.type === 'agent.tool_use') t.toolUse ??= now();
     else if (e.type === 'agent.tool_result') t.toolResult ??= now();
     else if (e.type === 'hand.resource_applied') t.cloned ??= now();
+    else if (e.type === 'hand.ready') t.handReady ??= now();
+    else if (e.type === 'hand.taken_from_pool') t.pooled = true;
     else if (e.type === 'hand.resource_failed') t.error ??= `clone failed: ${(event as { error?: string }).error}`;
     else if (e.type === 'session.error') t.error ??= e.error?.message ?? 'session.error';
     else if (e.type === 'session.status_idle') t.idle = true;
   });
   // Let the brain pool fill before the first session, as on a host that has been up a while.
   await new Promise((r) => setTimeout(r, 1500));
+  if (mode === 'pooled') await warmPools(host, envs.flatMap((e) => e.ids), o);
   const out: SessionTiming[] = [];
   let next = 0;
-  const worker = async () => {
+  const worker = async (k: number) => {
     for (let i = next++; i < o.sessions; i = next++) {
-      const env = envs[i % envs.length]!;
+      // Kinds alternate, and so do the kinds of the sessions that call a tool.
       const tool = i % o.toolEvery === 0;
+      const kind = envs[(tool ? Math.floor(i / o.toolEvery) : i) % envs.length]!;
+      const env = { name: kind.name, id: kind.ids[k % kind.ids.length]! };
       const { session } = host.log.createSession(
         {
           environment_id: env.id,
@@ -132,6 +159,8 @@ export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Pr
         cloned: t.cloned !== undefined,
         clonedBeforeModel: t.cloned !== undefined && t.cloned < t.started!,
         ...(t.toolUse !== undefined && t.toolResult !== undefined ? { firstTool: t.toolResult - t.toolUse } : {}),
+        ...(t.toolUse !== undefined && t.handReady !== undefined && t.handReady >= t.toolUse ? { firstToolHand: t.handReady - t.toolUse } : {}),
+        ...(t.pooled ? { pooled: true } : {}),
         ...(t.error ? { error: t.error } : {}),
       });
       // Its container or connection goes now: later sessions do not run beside a pile of them.
@@ -139,7 +168,7 @@ export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Pr
     }
   };
   try {
-    await Promise.all(Array.from({ length: o.concurrency }, worker));
+    await Promise.all(Array.from({ length: o.concurrency }, (_, k) => worker(k)));
   } finally {
     stop();
     await host.close();
@@ -149,4 +178,25 @@ export async function runMode(mode: 'coupled' | 'decoupled', o: TtftOptions): Pr
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
   return out;
+}
+
+/**
+ * Before measuring the pooled mode: one session per environment asks for its hand with the
+ * repository (the pool learns what to make ahead, as on a host that has been up a while), then
+ * the pools are left to fill.
+ */
+async function warmPools(host: ReturnType<typeof createHost>, envIds: string[], o: TtftOptions): Promise<void> {
+  await Promise.all(
+    envIds.map(async (id) => {
+      const { session } = host.log.createSession({ environment_id: id, record: { agent: { model: { id: 'bench' }, tools: [] }, resources: [{ type: 'github_repository', url: o.repoUrl, mount_path: '/workspace/repo' }] } }, []);
+      await host.hands.execute(session.id, undefined, 'bash', { command: 'true' });
+      await host.hands.release(session.id, 'main');
+    }),
+  );
+  const deadline = Date.now() + 300_000;
+  const full = () => host.hands.pool.state().filter((p) => envIds.includes(p.environment_id) && p.ready >= p.size).length === envIds.length;
+  while (!full()) {
+    if (Date.now() > deadline) throw new Error(`the hand pools did not fill in 5 minutes: ${JSON.stringify(host.hands.pool.state())}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -10,7 +10,8 @@
  * and ssh; one in BENCH_TOOL_EVERY calls a tool in its first turn (the rest never touch a hand);
  * BENCH_CONCURRENCY run at a time. Prints p50/p95 per mode, the reductions, and the decoupled
  * first tool call's latency (the cost moved to it), as a table and JSON; writes ttft.json and
- * ttft.svg to DIR (default out/bench-ttft).
+ * ttft.svg to DIR (default out/bench-ttft). A third mode, pooled, is decoupled with a warm pool
+ * of BENCH_HAND_POOL hands per environment (hand-pool.ts): the first tool call with and without it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,9 +46,14 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
     repoUrl,
     // Enough brains started ahead for the sessions that start together (CORRAL_BRAIN_POOL overrides).
     poolSize: process.env.CORRAL_BRAIN_POOL ? brainPoolSize() : num('BENCH_CONCURRENCY', q ? 2 : 4) + 2,
+    handPool: num('BENCH_HAND_POOL', q ? 1 : 2),
     environments: [
       { name: 'docker', config: { type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE, docker_host: docker.CORRAL_TEST_DOCKER_HOST } },
-      { name: 'ssh', config: { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY } },
+      {
+        name: 'ssh',
+        perWorker: true,
+        config: { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY },
+      },
     ],
     // Set-up as a project's would look at its tree: every file read once.
     setup: 'cat $(find repo -type f | head -2000) > /dev/null; find repo -type f | wc -l',
@@ -58,26 +64,28 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   );
   // The ssh hosts are shared with tests that kill or freeze them: the bench takes its turn.
   const release = await sshTurn();
-  let coupled, decoupled;
+  let coupled, decoupled, pooled;
   try {
     coupled = await runMode('coupled', o);
     log(`coupled: done (${coupled.length} sessions)`);
     decoupled = await runMode('decoupled', o);
     log(`decoupled: done (${decoupled.length} sessions)`);
+    pooled = await runMode('pooled', o);
+    log(`pooled: done (${pooled.length} sessions, ${o.handPool} hands pooled per environment)`);
   } finally {
     release();
     await fs.promises.rm(scratch, { recursive: true, force: true });
   }
-  const s = summarise(coupled, decoupled);
+  const s = summarise(coupled, decoupled, pooled);
   const caption = `${o.sessions} sessions/mode, ${o.concurrency} at a time, ${files} files, first token ${o.firstTokenMs} ms, load ${fmt(os.loadavg()[0]!, 1)} on ${os.cpus().length} cores`;
-  const json = JSON.stringify({ ...s, options: { ...o, repoUrl: undefined, files, commits }, load: os.loadavg(), sessions: { coupled, decoupled } }, null, 2);
+  const json = JSON.stringify({ ...s, options: { ...o, repoUrl: undefined, files, commits }, load: os.loadavg(), sessions: { coupled, decoupled, pooled } }, null, 2);
   const svg = chart(s, caption);
   fs.mkdirSync(opts.outDir, { recursive: true });
   fs.writeFileSync(path.join(opts.outDir, 'ttft.json'), json);
   fs.writeFileSync(path.join(opts.outDir, 'ttft.svg'), svg);
   log(table(s));
   if (s.errors) log(`${s.errors} sessions ended with an error`);
-  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, reduction: s.reduction, firstToolCall: s.firstToolCall }));
+  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, reduction: s.reduction, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits }));
   log(`written: ${path.join(opts.outDir, 'ttft.json')}, ${path.join(opts.outDir, 'ttft.svg')}; load average at the end ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   return { ...s, json, svg };
 }

@@ -1,7 +1,8 @@
 /**
  * bench:ttft --quick works (not that it is fast): both modes run real docker and ssh hands, every
  * coupled session has its repository on its hand before its first model request, decoupled
- * sessions clone only when a tool needs the hand, and the report is written as JSON and SVG.
+ * sessions clone only when a tool needs the hand, pooled sessions' tool calls get a hand made
+ * ahead with the repository on it, and the report is written as JSON and SVG.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,11 +19,12 @@ describe('bench:ttft --quick', () => {
     const outDir = tmpDir('corral-bench-ttft-out-');
     const lines: string[] = [];
     const s = await benchTtft({ quick: true, outDir, log: (l) => lines.push(l) });
-    const report = JSON.parse(fs.readFileSync(path.join(outDir, 'ttft.json'), 'utf8')) as { sessions: { coupled: SessionTiming[]; decoupled: SessionTiming[] } };
-    const { coupled, decoupled } = report.sessions;
+    const report = JSON.parse(fs.readFileSync(path.join(outDir, 'ttft.json'), 'utf8')) as { sessions: { coupled: SessionTiming[]; decoupled: SessionTiming[]; pooled: SessionTiming[] } };
+    const { coupled, decoupled, pooled } = report.sessions;
     expect(coupled).toHaveLength(6);
     expect(decoupled).toHaveLength(6);
-    expect([...coupled, ...decoupled].filter((x) => x.error)).toEqual([]);
+    expect(pooled).toHaveLength(6);
+    expect([...coupled, ...decoupled, ...pooled].filter((x) => x.error)).toEqual([]);
     expect(new Set(coupled.map((x) => x.env))).toEqual(new Set(['docker', 'ssh']));
     // Coupled: the hand (clone included) before the model; decoupled: only a tool's call clones.
     expect(coupled.every((x) => x.clonedBeforeModel)).toBe(true);
@@ -32,9 +34,16 @@ describe('bench:ttft --quick', () => {
     expect(s.ttft.coupled.n).toBe(6);
     expect(Number.isFinite(s.reduction.p50)).toBe(true);
     expect(s.firstToolCall.decoupled.n).toBe(2);
+    // Tool calls went to both kinds; with the pool, each got a hand made ahead (repository included).
+    expect(new Set(decoupled.filter((x) => x.tool).map((x) => x.env))).toEqual(new Set(['docker', 'ssh']));
+    expect(pooled.filter((x) => x.tool).map((x) => x.pooled === true && x.cloned)).toEqual([true, true]);
+    expect(pooled.filter((x) => !x.tool).some((x) => x.pooled)).toBe(false);
+    expect(s.poolHits).toEqual({ hits: 2, of: 2 });
+    expect(s.firstToolCall.pooled.n).toBe(2);
     const svg = fs.readFileSync(path.join(outDir, 'ttft.svg'), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain('TTFT decoupled');
+    expect(svg).toContain('first tool call, pooled');
     expect(lines.join('\n')).toMatch(/reduction\s+-?[\d.]+%\s+-?[\d.]+%/);
   }, 300_000);
 });

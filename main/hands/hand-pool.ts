@@ -14,6 +14,8 @@ export interface HandPoolOptions {
   logger?: Logger;
   /** How often environments named in `sizes` are looked for again (created later, renamed); ms. */
   rescanMs?: number;
+  /** After a hand is taken, how long to wait before making its replacement (ms, default 1000). */
+  refillDelayMs?: number;
 }
 
 /** A pooled hand taken by a session: connected, its work folder made, repositories on it. */
@@ -143,25 +145,33 @@ export class HandPool {
    * (not its main hand, or its vault routes one through the git proxy).
    */
   take(environmentId: string | undefined, config: Record<string, unknown>, repos: RepoResource[] | null): PooledHand | undefined {
-    const pool = environmentId ? this.pools.get(environmentId) : undefined;
-    if (!pool || this.ctrl.signal.aborted) return undefined;
+    if (!environmentId || this.ctrl.signal.aborted) return undefined;
+    // An environment made since the last scan is found now (its first session misses, and teaches).
+    if (!this.pools.has(environmentId)) this.fill();
+    const pool = this.pools.get(environmentId);
+    if (!pool) return undefined;
     const configKey = JSON.stringify(config);
     const resKey = keyOf(repos ?? []);
-    // Learn what to make next: the public repositories sessions here want.
+    const hit = pool.ready.find((e) => e.configKey === configKey && e.resKey === resKey && e.shell.lostReason === undefined);
+    // Learn what to make next: the public repositories sessions here want. Hands made for other
+    // repositories or an older config go, to make room for the right kind.
     if (repos && resKey !== keyOf(pool.repos)) pool.repos = repos;
-    const i = pool.ready.findIndex((e) => e.configKey === configKey && e.resKey === resKey && e.shell.lostReason === undefined);
-    if (i < 0) {
+    const current = keyOf(pool.repos);
+    for (const e of pool.ready.filter((e) => e !== hit && (e.configKey !== configKey || e.resKey !== current))) {
+      pool.ready.splice(pool.ready.indexOf(e), 1);
+      void this.discard(e);
+    }
+    if (!hit) {
       pool.misses += 1;
-      // Hands made for another config or other repositories: one goes, to make room for the right kind.
-      const stale = pool.ready.findIndex((e) => e.configKey !== configKey || e.resKey !== resKey);
-      if (stale >= 0) void this.discard(pool.ready.splice(stale, 1)[0]!);
       this.fill();
       return undefined;
     }
-    const [e] = pool.ready.splice(i, 1);
+    pool.ready.splice(pool.ready.indexOf(hit), 1);
     pool.taken += 1;
-    this.fill();
-    return { id: e!.id, shell: e!.shell, workDir: e!.workDir, preApplied: e!.preApplied, provisionedMs: e!.provisionedMs, waitedMs: Date.now() - e!.readyAt };
+    // Not at once: the session that took the hand is about to use it (and its brain the host),
+    // and a clone and unpack for the replacement would compete with them for the CPU.
+    setTimeout(() => this.fill(), this.opts.refillDelayMs ?? 1000).unref();
+    return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt };
   }
 
   /** Each environment's pool, for the hands panel. */
@@ -193,6 +203,8 @@ export class HandPool {
     const job = this.provision(pool).finally(() => {
       pool.provisioning -= 1;
       this.making.delete(job);
+      // A hand made for what is no longer wanted was dropped: make the right one (failures back off instead).
+      if (pool.failures === 0 && pool.ready.length + pool.provisioning < pool.size) this.fill();
     });
     this.making.add(job);
   }
@@ -209,7 +221,8 @@ export class HandPool {
     let workDir: string | undefined;
     try {
       shell = await kind.connect(config, { signal: this.ctrl.signal, label: `pool-${pool.name}` });
-      const base = typeof config.working_dir === 'string' ? config.working_dir : (shell.workDir ?? kind.defaultWorkDir(config));
+      // The folder as the kind resolved it at connect (absolute: commands run from it by default).
+      const base = shell.workDir ?? (typeof config.working_dir === 'string' ? config.working_dir : kind.defaultWorkDir(config));
       // Fresh means a folder no other hand used: on a host that many connections share, its own.
       workDir = SHARED_WORK_DIR_KINDS.has(config.type) ? posix.join(base, '.corral-pool', id) : base;
       if (workDir !== base) {
@@ -234,8 +247,12 @@ export class HandPool {
         this.opts.logger?.warn({ environment_id: pool.id, pool_hand: id, reason }, 'pooled hand lost while waiting');
         this.fill();
       });
-      pool.ready.push(entry);
       pool.failures = 0;
+      // Made for repositories the environment's sessions no longer want: not kept.
+      if (entry.resKey !== keyOf(pool.repos)) {
+        return void this.discard(entry);
+      }
+      pool.ready.push(entry);
       delete pool.lastError;
       this.opts.logger?.info({ environment_id: pool.id, pool_hand: id, ms: entry.provisionedMs, repositories: repos.length }, 'pooled hand ready');
       // Too many now (the size was lowered, repositories changed): the oldest goes.
