@@ -16,6 +16,7 @@ import { analyse, hasWork } from '../main/brain/analyse';
 import { forkBrain } from '../main/brain/supervisor';
 import { createHost } from '../main/host';
 import { longSessions } from './brain-long';
+import { printFirstTurns } from './first-turn';
 import { startModelProcess, type ModelTiming } from './model-handle';
 import { fmt, percentile } from './stats';
 
@@ -201,6 +202,8 @@ async function main() {
     console.log(`\nsummary (target ≥ 50 concurrent sessions): ${results.join('; ')}`);
   }
   if (long !== '0') await longSessions(entry, TURNS);
+  // BENCH_FIRST_TURN=0 skips it: user.message → span.model_request_start, new session and next turn.
+  if (process.env.BENCH_FIRST_TURN !== '0') await printFirstTurns(Number(process.env.BENCH_FIRST_TURN_SESSIONS ?? 30));
   console.log(`load average at the end: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
 }
 

@@ -3,7 +3,8 @@
  * model that answers at once — for a new session (its brain must be had first) and for the next
  * turn of a running one (its brain lingers). Sessions run one after another with a pause
  * between them (BENCH_GAP_MS), as on an unloaded machine; prints p50/p95 of both, per mode:
- * `fork` (a brain forked when the session needs one) and `pool` (a pre-started brain bound to the
+ * `fork` (a brain forked when the session needs one), `pool-ask` (a pre-started brain bound to the
+ * session, which then reads the log, the agent and the hands) and `pool` (bound with them,
  * session, brain-pool.ts). Brains run from the built entry (out/main/brain-entry.js).
  */
 import fs from 'node:fs';
@@ -11,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { forkBrain } from '../main/brain/supervisor';
+import { brainPrime } from '../main/brain/brain-prime';
 import { createHost } from '../main/host';
 import { ensureBuilt, brainEntry } from './build';
 import { startModelProcess } from './model-handle';
@@ -20,13 +22,16 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 40);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 300);
 
 /** user.message → span.model_request_start (ms) of each session's first and second turn. */
-export async function firstTurns(mode: 'fork' | 'pool', sessions = SESSIONS, gapMs = GAP_MS) {
+export async function firstTurns(mode: FirstTurnMode, sessions = SESSIONS, gapMs = GAP_MS) {
   const model = await startModelProcess(0);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-first-'));
-  const pool = mode === 'pool' ? new (await import('../main/brain/brain-pool')).BrainPool({ entry: brainEntry, size: Number(process.env.CORRAL_BRAIN_POOL ?? 2) }) : undefined;
-  const host = createHost({ dataDir, brains: { spawn: pool ? (id) => pool.spawn(id) : (id) => forkBrain(brainEntry, id) } });
+  const pool = mode !== 'fork' ? new (await import('../main/brain/brain-pool')).BrainPool({ entry: brainEntry, size: Number(process.env.CORRAL_BRAIN_POOL ?? 2) }) : undefined;
+  // pool: bound with the log's start, the agent and the hands (brain-prime.ts), as the supervisor
+  // binds; pool-ask: bound with nothing, the brain asks for them (before brain-prime.ts).
+  const prime = mode === 'pool' ? (id: string) => () => brainPrime(host.log, host.hands, id) : () => undefined;
+  const host = createHost({ dataDir, brains: { spawn: pool ? (id) => pool.spawn(id, prime(id)) : (id) => forkBrain(brainEntry, id) } });
   await host.started;
   pool?.fill();
   const asked = new Map<string, number>();
@@ -67,22 +72,30 @@ export async function firstTurns(mode: 'fork' | 'pool', sessions = SESSIONS, gap
   return { first, next };
 }
 
+/** fork: a brain forked per session; pool-ask: pooled, asks for its first reads; pool: pooled and primed. */
+export type FirstTurnMode = 'fork' | 'pool-ask' | 'pool';
+
 const pair = (a: number[]) => `${fmt(percentile(a, 50), 1)} / ${fmt(percentile(a, 95), 1)} ms`;
 
-async function main() {
-  ensureBuilt();
-  const modes = (process.env.BENCH_MODES ?? 'fork,pool').split(',') as ('fork' | 'pool')[];
-  console.log(`corral bench:first-turn — ${os.cpus().length} cores, ${SESSIONS} sessions one after another (${GAP_MS} ms apart), the model answers at once`);
-  console.log(`load average at start: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
+/** Prints user.message → span.model_request_start for each mode (bench:first-turn, and the end of bench:brain). */
+export async function printFirstTurns(sessions = SESSIONS, modes = (process.env.BENCH_MODES ?? 'fork,pool-ask,pool').split(',') as FirstTurnMode[]) {
+  console.log(`\nfirst turns: ${sessions} sessions one after another (${GAP_MS} ms apart), the model answers at once; load average ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   console.log('mode   new session: user.message → model_request_start p50/p95   next turn p50/p95');
   const out: Record<string, unknown> = {};
   for (const mode of modes) {
-    const r = await firstTurns(mode);
+    const r = await firstTurns(mode, sessions);
     out[mode] = { first: { p50: percentile(r.first, 50), p95: percentile(r.first, 95) }, next: { p50: percentile(r.next, 50), p95: percentile(r.next, 95) }, n: r.first.length };
-    console.log(`${mode.padEnd(5)}  ${pair(r.first).padStart(56)}   ${pair(r.next).padStart(17)}`);
+    console.log(`${mode.padEnd(8)}  ${pair(r.first).padStart(56)}   ${pair(r.next).padStart(17)}`);
   }
-  console.log(`load average at the end: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   console.log(JSON.stringify(out));
+  return out;
+}
+
+async function main() {
+  ensureBuilt();
+  console.log(`corral bench:first-turn — ${os.cpus().length} cores`);
+  await printFirstTurns();
+  console.log(`load average at the end: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BrainPool } from '../main/brain/brain-pool';
+import { brainPrime } from '../main/brain/brain-prime';
 import { createHost } from '../main/host';
 import { brainEntry } from './build';
 
@@ -86,7 +87,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     workRoot,
     handPool: poolSizes,
     brains: {
-      spawn: (id) => pool.spawn(id),
+      spawn: (id) => pool.spawn(id, () => brainPrime(host.log, host.hands, id)),
       ...(mode === 'coupled' ? { beforeFirstBrain: (id: string) => host.hands.execute(id, undefined, 'bash', { command: o.setup }) } : {}),
     },
   });

@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Logger } from '../logging/logger';
 import { brainBaseEnvironment, brainCapability } from '../vault/brain-env';
+import type { BrainPrime } from './ipc-protocol';
 import type { BrainChild } from './supervisor';
 
 /** Options of a brain pool. */
@@ -52,8 +53,11 @@ export class BrainPool {
     while (!this.stopped && this.idle.length < this.opts.size && this.earlyDeaths < MAX_EARLY_DEATHS) this.idle.push(this.startOne());
   }
 
-  /** A brain for the session: a pooled one bound to it, else one forked now. */
-  spawn(sessionId: string): BrainChild {
+  /**
+   * A brain for the session: a pooled one bound to it, else one forked now. `prime` (read when
+   * the bind is sent) gives it the log's start, the agent and the hands with the bind.
+   */
+  spawn(sessionId: string, prime?: () => BrainPrime | undefined): BrainChild {
     const pooled = this.idle.shift();
     // A pooled brain lived to be bound: pooled brains work (again), so refilling may go on.
     if (pooled) this.earlyDeaths = 0;
@@ -61,7 +65,8 @@ export class BrainPool {
     child.removeAllListeners('exit');
     const cap = brainCapability(sessionId);
     const brain = wrapBrain(child, sessionId, cap.release);
-    brain.send({ t: 'bind', sessionId, env: cap.env });
+    const primed = prime?.();
+    brain.send({ t: 'bind', sessionId, env: cap.env, ...(primed ? { prime: primed } : {}) });
     this.scheduleRefill();
     return brain;
   }

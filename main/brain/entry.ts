@@ -10,7 +10,7 @@ import { WAKING_TYPES } from './analyse';
 import { builtinToolDefinitions } from './tool-definitions';
 import { Harness, type BrainIO } from './harness';
 import { createHostChannel } from './host-channel';
-import type { BrainToHost, HostToBrain } from './ipc-protocol';
+import type { BrainPrime, BrainToHost, HostToBrain } from './ipc-protocol';
 import { createAnthropicCaller } from './model';
 import { SessionView } from './session-view';
 import { splitDelta } from './live-text';
@@ -33,22 +33,31 @@ else {
     if (m.t !== 'bind') return;
     process.off('message', onBind);
     Object.assign(process.env, m.env);
-    run(m.sessionId);
+    run(m.sessionId, m.prime);
   };
   process.on('message', onBind);
 }
 
-function run(sessionId: string): void {
+function run(sessionId: string, prime?: BrainPrime): void {
   // A failed write means the host is gone; 'disconnect' above ends this process.
   const host = createHostChannel((m: BrainToHost, done) => process.send!(m, undefined, undefined, done));
   const view = new SessionView((slice) => host.request('readPage', { slice }));
+  // What came with the bind is used once, for the first run; later runs ask as usual.
+  if (prime) view.prime(prime.page);
+  let primed = prime && { agent: prime.agent, hands: prime.hands };
+  const once = <T>(key: 'agent' | 'hands', ask: () => Promise<T>) => () => {
+    const had = primed?.[key];
+    if (primed) delete primed[key];
+    if (primed && !('agent' in primed) && !('hands' in primed)) primed = undefined;
+    return had !== undefined ? Promise.resolve(had as T) : ask();
+  };
 
   const io: BrainIO = {
     readEvents: (slice) => host.request('readEvents', { slice }),
     emit: (events, key) => host.request('emit', { events, key }),
     execute: (call, signal) => host.request('execute', call, signal),
-    agent: () => host.request('agent', {}),
-    hands: () => host.request('hands', {}),
+    agent: once('agent', () => host.request('agent', {})),
+    hands: once('hands', () => host.request('hands', {})),
     mcpTools: () => host.request('mcpTools', {}),
     mcpCall: (call, signal) => host.request('mcpCall', call, signal),
     delta: (delta) => {

@@ -66,4 +66,16 @@ export type HostToBrain =
    * `env` holds the session's model capability (the proxy's URL and a token revoked when the
    * brain exits), never a key.
    */
-  | { t: 'bind'; sessionId: string; env: Record<string, string> };
+  | { t: 'bind'; sessionId: string; env: Record<string, string>; prime?: BrainPrime };
+
+/**
+ * What a fresh brain reads first, sent with its bind so it need not ask (each request is a round
+ * trip through two busy event loops): the log's first page, the agent, the hands — all read in
+ * the same turn of the host's loop, so they agree, and every event after them follows as `events`.
+ */
+export interface BrainPrime {
+  /** Events from position 1 on; `more`: the log goes on past them (the brain reads the rest). */
+  page: { events: LoggedEvent[]; more: boolean };
+  agent: unknown;
+  hands: unknown;
+}

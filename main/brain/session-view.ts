@@ -51,6 +51,15 @@ export class SessionView {
   }
 
   /**
+   * Takes the log's first page as the host sent it with the bind (BrainPrime): when the log holds
+   * no more, the view is loaded without a read; events after it arrive as they are appended.
+   */
+  prime(page: EventPage): void {
+    this.accept(page.events);
+    if (!page.more && page.events.length < PAGE && this.held.length === 0) this.loaded = true;
+  }
+
+  /**
    * Brings the view up to date: the first time, reads the whole log; afterwards, reads only what
    * is missing before an event that arrived early (normally nothing: events arrive in order).
    */

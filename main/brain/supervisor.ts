@@ -15,6 +15,7 @@ import { mcpToolResultEvent, resultKey, toolResultEvent } from './tool-result-ev
 import type { BrainMcp } from '../mcp/brain-mcp';
 import { brainEnvironment } from '../vault/brain-env';
 import { BrainPool, brainPoolSize } from './brain-pool';
+import { brainPrime } from './brain-prime';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
 export interface BrainChild {
@@ -117,7 +118,7 @@ export class BrainSupervisor {
         .finally(() => (this.prepared.set(sessionId, false), this.wake(sessionId)));
       return true;
     }
-    const child = this.opts.spawn ? this.opts.spawn(sessionId) : this.pool ? this.pool.spawn(sessionId) : defaultSpawn(sessionId);
+    const child = this.opts.spawn ? this.opts.spawn(sessionId) : this.pool ? this.pool.spawn(sessionId, () => brainPrime(this.opts.log, this.opts.hands, sessionId)) : defaultSpawn(sessionId);
     const brain: Running = { child, calls: new Map(), lastInput: 0, rejected: 0 };
     this.running.set(sessionId, brain);
     this.opts.logger?.info({ session_id: sessionId, pid: child.pid }, 'brain started');
