@@ -1,7 +1,3 @@
-import { fork } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { HandRegistry } from '../hands/registry';
 import type { Logger } from '../logging/logger';
 import type { SessionLog } from '../session/store';
@@ -13,9 +9,11 @@ import type { BrainRequest, HostToBrain } from './ipc-protocol';
 import { parseBatchedMessage, parseBrainMessage } from './ipc-schema';
 import { mcpToolResultEvent, resultKey, toolResultEvent } from './tool-result-event';
 import type { BrainMcp } from '../mcp/brain-mcp';
-import { brainEnvironment } from '../vault/brain-env';
 import { BrainPool, brainPoolSize } from './brain-pool';
 import { brainPrime } from './brain-prime';
+import { defaultEntry, defaultSpawn } from './brain-fork';
+
+export { forkBrain } from './brain-fork';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
 export interface BrainChild {
@@ -352,69 +350,4 @@ export class BrainSupervisor {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const BRAIN_NICENESS = 5;
-
-/** The brain entry: the TypeScript source under tsx, or the build. */
-function defaultEntry(): { entry: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  return { entry: fromSource ? path.join(here, 'entry.ts') : path.join(here, 'brain-entry.js'), execArgv: fromSource ? ['--import', 'tsx'] : [] };
-}
-
-/** `child_process.fork` of the brain entry for a session. */
-function defaultSpawn(sessionId: string): BrainChild {
-  const { entry, execArgv } = defaultEntry();
-  return forkBrain(entry, sessionId, execArgv);
-}
-
-/** Forks a brain entry file for a session (also used to run the built entry from source). */
-export function forkBrain(entry: string, sessionId: string, execArgv: string[] = []): BrainChild {
-  // Vault: no secret in a brain's environment (an allowlist, child-env.ts, and no key: its model
-  // key is a capability for the host's model proxy, revoked when the brain exits).
-  const { env, release } = brainEnvironment(sessionId);
-  // Inside Electron, fork runs the Electron binary: make it behave as Node.
-  if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
-  const child = fork(entry, [sessionId], {
-    execArgv,
-    env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    serialization: 'json',
-  });
-  // Brains run a little below the host: with many sessions busy at once, the host (which every
-  // brain waits on for each append and tool call) keeps its turn on the CPU.
-  if (child.pid) {
-    try {
-      os.setPriority(child.pid, BRAIN_NICENESS);
-    } catch {
-      // Not permitted on this system: equal priority then.
-    }
-  }
-  // Without a listener, an 'error' (a brain that could not start) would be thrown in the host.
-  child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));
-  child.once('exit', release).once('close', release);
-  return {
-    send: (m) => {
-      // A brain that has just died may still look connected: the write then fails (EPIPE),
-      // which the callback takes instead of an 'error' thrown in the host. Its exit is
-      // handled by onExit.
-      if (child.connected) child.send(m, () => {});
-    },
-    onMessage: (l) => child.on('message', l),
-    onExit: (l) => {
-      let told = false;
-      const once = (code: number | null, sig: NodeJS.Signals | null) => {
-        if (!told) l(code, sig);
-        told = true;
-      };
-      child.on('exit', once);
-      // A brain that never started gets 'error' then 'close', and no 'exit'.
-      child.on('close', once);
-    },
-    kill: () => child.kill('SIGKILL'),
-    get pid() {
-      return child.pid;
-    },
-  };
 }

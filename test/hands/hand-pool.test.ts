@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostCalls } from '../../main/api/ui/calls';
+import type { UiEnvironment } from '../../main/api/ui/contract';
 import { createHost, type Host } from '../../main/host';
 import { sshHandKind } from '../../main/hands/ssh';
 import type { LoggedEvent } from '../../main/session/types';
@@ -83,6 +85,10 @@ describe('a warm pool of hands', () => {
     // A pooled hand is taken before connecting: no 'connecting' step for it.
     expect(events(a).some((e) => e.type === 'hand.provisioning_progress' && e.phase === 'connecting')).toBe(false);
     expect(host.hands.pool.state().find((s) => s.environment_id === dockerEnv)).toMatchObject({ taken: 2 });
+    // The window's environments list shows the pool.
+    const listed = (await hostCalls(host).listEnvironments({})) as UiEnvironment[];
+    expect(listed.find((e) => e.id === dockerEnv)?.corral_pool).toMatchObject({ size: 2, taken: 2 });
+    expect(listed.find((e) => e.id === sshEnv)?.corral_pool).toMatchObject({ size: 1 });
     // Refilled in the background; the used hands are gone when released, never back in the pool.
     await until(() => readyOf(dockerEnv) === 2, 'the pool refilled');
     await host.hands.release(a, 'main');

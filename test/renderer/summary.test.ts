@@ -25,6 +25,18 @@ describe('event summaries', () => {
     expect(summarise(ev('agent.tool_result', { content: [{ type: 'text', text: 'Wrote 3 bytes' }], is_error: false })).badge).toBeUndefined();
   });
 
+  it('provisioning progress and the warm pool read as steps of the hand', () => {
+    expect(summarise(ev('hand.provisioning_progress', { hand: 'main', phase: 'connecting' })).text).toBe('Hand main: connecting…');
+    expect(
+      summarise(ev('hand.provisioning_progress', { hand: 'main', phase: 'cloning', url: 'file:///r', stage: 'Receiving objects', objects: { done: 1350, total: 3000 }, percent: 45 })).text,
+    ).toBe('Hand main: cloning — file:///r · Receiving objects · 1,350/3,000 objects · 45%');
+    expect(summarise(ev('hand.taken_from_pool', { hand: 'main', provisioned_ms: 2500, repositories_ready: 1 }))).toMatchObject({
+      text: 'Hand main: a hand made ahead (in 2.5 s) taken from the pool',
+      note: '1 repository already there',
+    });
+    expect(summarise(ev('hand.resource_applied', { hand: 'main', url: 'file:///r', path: 'repo', pre_applied: true }))).toMatchObject({ text: 'Hand main: file:///r was already cloned into repo', note: 'made ahead, in the pool' });
+  });
+
   it('hand events name the hand', () => {
     expect(summarise(ev('hand.provisioning', { hand: 'main', kind: 'ssh' })).text).toBe('Hand main: provisioning (ssh)…');
     expect(summarise(ev('hand.ready', { hand: 'main', kind: 'local', description: 'this machine', duration_ms: 1500 })).text).toBe('Hand main ready in 1.5 s · local · this machine');

@@ -90,7 +90,20 @@ export interface UiEnvironment {
   archived_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Its warm pool of hands made ahead, when the host keeps one for it (CORRAL_HAND_POOL), as listed. */
+  corral_pool?: UiHandPool;
   [field: string]: unknown;
+}
+
+/** One environment's warm pool of hands (hand-pool.ts HandPoolState). */
+export interface UiHandPool {
+  size: number;
+  ready: number;
+  provisioning: number;
+  taken: number;
+  misses: number;
+  failures: number;
+  last_error?: string;
 }
 
 /** The Messages request the brain would build from a session's log up to a position. */

@@ -33,7 +33,15 @@ const DESCRIBERS: Record<string, Describe> = {
     text: [`${hand(e)} ready${num(e.duration_ms) === undefined ? '' : ` in ${duration(num(e.duration_ms)!)}`}`, str(e.kind), str(e.description)].filter(Boolean).join(' · '),
     note: firstSeenKey(e.host_key),
   }),
-  'hand.resource_applied': (e) => ({ text: `${hand(e)}: ${str(e.url) ?? 'repository'} cloned into ${str(e.path) ?? '?'}`, note: str(e.cloned_on) ? `on ${str(e.cloned_on)}` : undefined }),
+  'hand.provisioning_progress': provisioningProgress,
+  'hand.taken_from_pool': (e) => ({
+    text: `${hand(e)}: a hand made ahead${num(e.provisioned_ms) === undefined ? '' : ` (in ${duration(num(e.provisioned_ms)!)})`} taken from the pool`,
+    note: num(e.repositories_ready) ? `${num(e.repositories_ready)} repositor${num(e.repositories_ready) === 1 ? 'y' : 'ies'} already there` : undefined,
+  }),
+  'hand.resource_applied': (e) => ({
+    text: `${hand(e)}: ${str(e.url) ?? 'repository'} ${e.pre_applied === true ? 'was already cloned' : 'cloned'} into ${str(e.path) ?? '?'}`,
+    note: e.pre_applied === true ? 'made ahead, in the pool' : str(e.cloned_on) ? `on ${str(e.cloned_on)}` : undefined,
+  }),
   'hand.resource_failed': (e) => ({ text: `${hand(e)}: could not clone ${str(e.url) ?? 'a repository'}: ${str(e.error) ?? 'no reason given'}`, tone: 'error' }),
   'hand.lost': (e) => ({ text: `${hand(e)} lost: ${str(e.reason) ?? 'no reason given'}`, tone: 'error' }),
   'hand.attached': (e) => ({ text: `${hand(e)} attached${str(e.environment_id) ? ` (environment ${str(e.environment_id)})` : ''}` }),
@@ -54,6 +62,17 @@ const DESCRIBERS: Record<string, Describe> = {
   }),
   'span.model_request_end': modelRequestEnd,
 };
+
+/** Provisioning steps: connecting, cloning with git's counts, unpacking onto the hand. */
+function provisioningProgress(e: UiEvent): { text: string } {
+  const counts = (c: unknown, what: string) => {
+    const v = c as { done?: unknown; total?: unknown } | undefined;
+    return typeof v?.done === 'number' && typeof v.total === 'number' ? `${count(v.done)}/${count(v.total)} ${what}` : undefined;
+  };
+  const phase = str(e.phase) ?? 'provisioning';
+  const detail = [str(e.url), str(e.stage), counts(e.objects, 'objects'), counts(e.files, 'files'), num(e.percent) === undefined ? undefined : `${num(e.percent)}%`].filter(Boolean).join(' · ');
+  return { text: `${hand(e)}: ${phase}${detail ? ` — ${detail}` : '…'}` };
+}
 
 /** A host key seen for the first time is worth a glance (it was trusted on first use). */
 function firstSeenKey(v: unknown): string | undefined {

@@ -13,9 +13,16 @@ type CatalogCalls = Pick<
 >;
 
 /** Agents and environments, made and changed in the window as through `/v1/agents` and `/v1/environments`. */
-export function catalogCalls(host: Pick<Host, 'agents' | 'environments'>): CatalogCalls {
+export function catalogCalls(host: Pick<Host, 'agents' | 'environments'> & { hands?: Pick<Host['hands'], 'pool'> }): CatalogCalls {
   const agent = (a: Parameters<typeof agentToApi>[0]) => agentToApi(a) as UiAgent;
   const env = (e: Parameters<typeof environmentToApi>[0]) => environmentToApi(e) as UiEnvironment;
+  // The window's list shows each environment's warm pool as it is now.
+  const withPool = (e: UiEnvironment): UiEnvironment => {
+    const p = host.hands?.pool.state().find((s) => s.environment_id === e.id);
+    if (!p) return e;
+    const { environment_id: _id, name: _name, ...pool } = p;
+    return { ...e, corral_pool: pool };
+  };
   const mustAgent = (id: string) => host.agents.get(id) ?? (() => { throw missing('agent', id); })();
   const mustEnv = (id: string) => host.environments.get(id) ?? (() => { throw missing('environment', id); })();
   return {
@@ -30,7 +37,7 @@ export function catalogCalls(host: Pick<Host, 'agents' | 'environments'>): Catal
       mustAgent(agentId);
       return agent(host.agents.archive(agentId)!);
     },
-    listEnvironments: (i) => host.environments.list({ limit: 1000, includeArchived: i.includeArchived ?? false }).data.map(env),
+    listEnvironments: (i) => host.environments.list({ limit: 1000, includeArchived: i.includeArchived ?? false }).data.map((e) => withPool(env(e))),
     createEnvironment: (body) =>
       env(
         host.environments.create({

@@ -1,7 +1,18 @@
 import { useState } from 'react';
-import type { CorralApi, UiEnvironment } from '../../../../main/api/ui/contract';
+import type { CorralApi, UiEnvironment, UiHandPool } from '../../../../main/api/ui/contract';
 import { loadCatalog, useCatalog } from '../../state/catalog';
 import { EnvironmentForm } from './EnvironmentForm';
+
+/** An environment's warm pool of hands made ahead, as it was when the list was read. */
+function PoolNote({ pool }: { pool: UiHandPool }) {
+  const parts = [`warm pool ${pool.ready}/${pool.size} ready`, pool.provisioning ? `${pool.provisioning} being made` : '', `${pool.taken} taken`, pool.failures ? `${pool.failures} failed` : ''];
+  return (
+    <span className="muted pool-note" title={pool.last_error ?? `hands made ahead for this environment's sessions; ${pool.misses} sessions found none that fitted`}>
+      {' '}
+      · {parts.filter(Boolean).join(', ')}
+    </span>
+  );
+}
 
 /** Environments: where hands come from (this machine, an SSH host, a container image, a device). */
 export function EnvironmentsPage({ api }: { api: CorralApi }) {
@@ -21,6 +32,7 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
             <li key={e.id}>
               <button type="button" className={`catalog-row${editing !== 'new' && editing?.id === e.id ? ' selected' : ''}`} onClick={() => setEditing(e)} aria-label={`Edit environment ${e.name}`}>
                 <strong>{e.name}</strong> <span className="muted">{e.config.type}</span>
+                {e.corral_pool && <PoolNote pool={e.corral_pool} />}
               </button>
             </li>
           ))}
