@@ -15,6 +15,9 @@ import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
 import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
+import { workRoutes } from './routes/work';
+import { workerEventRoutes } from './routes/worker-events';
+import { checkWorkerScope, setPrincipal } from './work-auth';
 
 /** Options of the HTTP app. */
 export interface ApiAppOptions extends SlowReaderOptions {
@@ -70,8 +73,14 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
 
   const v1 = new Hono();
   v1.use('*', async (c, next) => {
-    if (!keyMatches(presentedKey(c.req.raw.headers), opts.apiKey)) {
-      return errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)'));
+    const presented = presentedKey(c.req.raw.headers);
+    if (keyMatches(presented, opts.apiKey)) setPrincipal(c, { kind: 'api' });
+    else {
+      // Machines that dial in hold narrower credentials: an environment key, or a work item's secret.
+      const worker = host.dialIn.principal(presented);
+      if (!worker) return errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)'));
+      checkWorkerScope(worker, c.req.method, c.req.path);
+      setPrincipal(c, worker);
     }
     await next();
   });
@@ -83,7 +92,9 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     }),
   );
   v1.route('/agents', agentRoutes(host));
+  v1.route('/environments', workRoutes(host));
   v1.route('/environments', environmentRoutes(host));
+  v1.route('/sessions', workerEventRoutes(host));
   v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000, stallMs: opts.stallMs }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));

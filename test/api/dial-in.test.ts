@@ -1,0 +1,135 @@
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
+import { allEvents, endedTurn, killWorker, makeKey, startServe, startWorker, textOf, until, type Ev } from '../helpers/dial-in';
+import { tmpDir } from '../helpers/tmp';
+
+// Machines that dial in: the official SDK's EnvironmentWorker (through bin/corral-worker.mjs, in
+// processes of their own) claims a self_hosted session's work from `serve`, runs the tools and
+// answers with user.tool_result; a worker killed mid-command loses its lease.
+
+const LEASE_S = 2;
+let model: ModelServer;
+const children: ChildProcess[] = [];
+let url: string;
+let client: Anthropic;
+let envId: string;
+let key: string;
+let agentId: string;
+
+type Msg = { role: string; content: string | { type: string; text?: string; content?: { text: string }[]; is_error?: boolean }[] };
+
+/** The model: the scenario (first user message) decides the calls; each result moves it one step on. */
+function script(req: RecordedRequest): Reply {
+  const msgs = req.body.messages as Msg[];
+  const first = msgs[0]!.content;
+  const scenario = typeof first === 'string' ? first : (first[0]?.text ?? '');
+  const results = msgs.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.filter((b) => b.type === 'tool_result')));
+  const seen = results.map((r) => `${r.is_error ? 'ERR' : 'OK'}:${(r.content ?? []).map((c) => c.text).join('')}`).join(' | ');
+  const bash = (command: string): Reply => ({ blocks: [{ type: 'tool_use', name: 'bash', input: { command } }] });
+  if (scenario.startsWith('files')) {
+    if (results.length === 0) return bash('echo hello-from-worker > made.txt && cat made.txt');
+    if (results.length === 1) return { blocks: [{ type: 'tool_use', name: 'read', input: { file_path: 'made.txt' } }] };
+  }
+  if (scenario.startsWith('kill')) {
+    if (results.length === 0) return bash('echo started >> kill-marks.txt; sleep 30; echo finished >> kill-marks.txt');
+    if (results.length === 1) return bash('echo second-call');
+  }
+  return { blocks: [{ type: 'text', text: `saw ${seen}` }] };
+}
+
+async function session(text: string): Promise<string> {
+  const s = await client.beta.sessions.create({ agent: agentId, environment_id: envId, initial_events: [{ type: 'user.message', content: [{ type: 'text', text }] }] } as never);
+  return s.id;
+}
+
+async function workItems(): Promise<{ id: string; state: string; data: { id: string }; stop_reason: string | null }[]> {
+  const res = await fetch(`${url}/v1/environments/${envId}/work?limit=100`, { headers: { 'x-api-key': 'serve-key' } });
+  return ((await res.json()) as { data: never[] }).data;
+}
+
+beforeAll(async () => {
+  model = await startModelServer(script);
+  const serve = await startServe(tmpDir(), { ANTHROPIC_BASE_URL: model.url, CORRAL_WORK_LEASE_TTL_S: String(LEASE_S) }, children);
+  url = serve.url;
+  client = serve.client;
+  envId = (await client.beta.environments.create({ name: 'laptop', config: { type: 'self_hosted' } as never })).id;
+  key = (await makeKey(url, envId)).key;
+  agentId = (await client.beta.agents.create({ name: 'remote', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] })).id;
+}, 60_000);
+afterAll(async () => {
+  for (const c of children) {
+    if (c.pid && c.exitCode === null) killWorker(c);
+    c.kill('SIGKILL');
+  }
+  await model?.close();
+});
+
+describe('the official EnvironmentWorker against Corral', () => {
+  it('claims a session, runs its tools where it runs, and the session finishes', async () => {
+    const workdir = tmpDir('corral-worker-');
+    const worker = startWorker({ url, environmentId: envId, key, workdir, workerId: 'worker-a' }, children);
+    try {
+      const id = await session('files please');
+      const log = await endedTurn(client, id);
+      const uses = log.filter((e) => e.type === 'agent.tool_use');
+      expect(uses.map((u) => u.name)).toEqual(['bash', 'read']);
+      // Both answered by the worker (user.tool_result), none by the host.
+      const answers = log.filter((e) => e.type === 'user.tool_result' || e.type === 'agent.tool_result');
+      expect(answers.map((a) => a.type)).toEqual(['user.tool_result', 'user.tool_result']);
+      expect(textOf(answers[0])).toContain('hello-from-worker');
+      expect(textOf(answers[1])).toContain('hello-from-worker');
+      expect(textOf(log.filter((e) => e.type === 'agent.message').at(-1))).toMatch(/^saw OK:.*hello-from-worker.* \| OK:.*hello-from-worker/);
+      // The command ran on the worker's machine, in its workdir.
+      expect(fs.readFileSync(path.join(workdir, 'made.txt'), 'utf8')).toBe('hello-from-worker\n');
+      // The timeline shows the worker as the session's hand.
+      const ready = log.find((e) => e.type === 'hand.ready');
+      expect(ready).toMatchObject({ kind: 'self_hosted', worker_id: 'worker-a' });
+      const item = (await workItems()).find((w) => w.data.id === id)!;
+      expect(['active', 'stopped']).toContain(item.state);
+    } finally {
+      killWorker(worker);
+    }
+  }, 90_000);
+
+  it('kill -9 of a worker mid-command: an honest error once its lease runs out, and a second worker takes the next call', async () => {
+    const dirA = tmpDir('corral-worker-a-');
+    const dirB = tmpDir('corral-worker-b-');
+    const a = startWorker({ url, environmentId: envId, key, workdir: dirA, workerId: 'worker-kill-a' }, children);
+    const id = await session('kill me mid-command');
+    const use = await until('the sleep to start on worker A', async () => {
+      const log = await allEvents(client, id);
+      const u = log.find((e) => e.type === 'agent.tool_use');
+      return u && fs.existsSync(path.join(dirA, 'kill-marks.txt')) ? u : undefined;
+    });
+    const firstItem = (await workItems()).find((w) => w.data.id === id)!;
+    killWorker(a);
+    const killedAt = Date.now();
+    startWorker({ url, environmentId: envId, key, workdir: dirB, workerId: 'worker-kill-b' }, children);
+    const log = await endedTurn(client, id);
+    const answerOf = (u: Ev) => log.find((e) => (e.type === 'agent.tool_result' || e.type === 'user.tool_result') && e.tool_use_id === u.id)!;
+    const first = answerOf(use);
+    expect(first.type).toBe('agent.tool_result');
+    expect(first.is_error).toBe(true);
+    expect(textOf(first)).toMatch(/stopped heartbeating: the lease of work item \S+ \(2 s\) ran out/);
+    console.log(`kill -9 → honest error after ${Date.parse(first.processed_at ?? first.created_at) - killedAt} ms (lease ${LEASE_S} s)`);
+    const uses = log.filter((e) => e.type === 'agent.tool_use');
+    expect(uses).toHaveLength(2);
+    const second = answerOf(uses[1]!);
+    expect(second.type).toBe('user.tool_result');
+    expect(textOf(second)).toContain('second-call');
+    // Worker B never ran the killed call (the host had answered it), and A never finished it.
+    expect(fs.existsSync(path.join(dirB, 'kill-marks.txt'))).toBe(false);
+    expect(fs.readFileSync(path.join(dirA, 'kill-marks.txt'), 'utf8')).toBe('started\n');
+    expect(log.filter((e) => e.type === 'user.tool_result')).toHaveLength(1);
+    const items = (await workItems()).filter((w) => w.data.id === id);
+    expect(items.find((w) => w.id === firstItem.id)!.stop_reason).toBe('lease_expired');
+    expect(items.length).toBe(2);
+    expect(log.some((e) => e.type === 'hand.lost' && e.work_id === firstItem.id)).toBe(true);
+    // A late answer from the dead worker's item is refused.
+    expect(log.at(-1)!.type).toBe('session.status_idle');
+  }, 120_000);
+});
