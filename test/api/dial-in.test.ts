@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
@@ -19,6 +19,7 @@ let client: Anthropic;
 let envId: string;
 let key: string;
 let agentId: string;
+let askAgentId: string;
 
 type Msg = { role: string; content: string | { type: string; text?: string; content?: { text: string }[]; is_error?: boolean }[] };
 
@@ -38,11 +39,16 @@ function script(req: RecordedRequest): Reply {
     if (results.length === 0) return bash('echo started >> kill-marks.txt; sleep 30; echo finished >> kill-marks.txt');
     if (results.length === 1) return bash('echo second-call');
   }
+  if (scenario.startsWith('interrupt')) {
+    if (results.length === 0) return bash('echo started >> int-marks.txt; sleep 29.7; echo finished >> int-marks.txt');
+    if (results.length === 1) return bash('echo after-interrupt');
+  }
+  if (scenario.startsWith('ask') && results.length === 0) return bash('echo asked-and-ran > asked.txt; cat asked.txt');
   return { blocks: [{ type: 'text', text: `saw ${seen}` }] };
 }
 
-async function session(text: string): Promise<string> {
-  const s = await client.beta.sessions.create({ agent: agentId, environment_id: envId, initial_events: [{ type: 'user.message', content: [{ type: 'text', text }] }] } as never);
+async function session(text: string, agent = agentId): Promise<string> {
+  const s = await client.beta.sessions.create({ agent, environment_id: envId, initial_events: [{ type: 'user.message', content: [{ type: 'text', text }] }] } as never);
   return s.id;
 }
 
@@ -59,6 +65,7 @@ beforeAll(async () => {
   envId = (await client.beta.environments.create({ name: 'laptop', config: { type: 'self_hosted' } as never })).id;
   key = (await makeKey(url, envId)).key;
   agentId = (await client.beta.agents.create({ name: 'remote', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] })).id;
+  askAgentId = (await client.beta.agents.create({ name: 'asker', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }] })).id;
 }, 60_000);
 afterAll(async () => {
   for (const c of children) {
@@ -132,4 +139,59 @@ describe('the official EnvironmentWorker against Corral', () => {
     // A late answer from the dead worker's item is refused.
     expect(log.at(-1)!.type).toBe('session.status_idle');
   }, 120_000);
+
+  it('an interrupt stops the command on the worker, and the next turn goes to a fresh claim', async () => {
+    const dir = tmpDir('corral-worker-int-');
+    const worker = startWorker({ url, environmentId: envId, key, workdir: dir, workerId: 'worker-int' }, children);
+    try {
+      const id = await session('interrupt me');
+      const use = await until('the command to start on the worker', async () => {
+        const u = (await allEvents(client, id)).find((e) => e.type === 'agent.tool_use');
+        return u && fs.existsSync(path.join(dir, 'int-marks.txt')) ? u : undefined;
+      });
+      const item = (await workItems()).find((w) => w.data.id === id)!;
+      await client.beta.sessions.events.send(id, { events: [{ type: 'user.interrupt' }] });
+      const log = await endedTurn(client, id);
+      const answer = log.find((e) => e.tool_use_id === use.id)!;
+      expect(answer).toMatchObject({ type: 'agent.tool_result', is_error: true });
+      expect(textOf(answer)).toMatch(/^Interrupted: the self-hosted worker was told to stop this call/);
+      // The worker learns it at its next heartbeat, aborts the command and stops the item.
+      await until('the worker to stop the item', async () => (await workItems()).find((w) => w.id === item.id)?.state === 'stopped');
+      await until('the command to be killed', async () => spawnSync('pgrep', ['-f', 'sleep 29.7']).status === 1, 15_000);
+      expect(fs.readFileSync(path.join(dir, 'int-marks.txt'), 'utf8')).toBe('started\n');
+      await client.beta.sessions.events.send(id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go on' }] }] });
+      const next = await endedTurn(client, id, log.length);
+      const second = next.filter((e) => e.type === 'agent.tool_use')[1]!;
+      const secondAnswer = next.find((e) => e.tool_use_id === second.id)!;
+      expect(secondAnswer.type).toBe('user.tool_result');
+      expect(textOf(secondAnswer)).toContain('after-interrupt');
+      expect((await workItems()).filter((w) => w.data.id === id)).toHaveLength(2);
+    } finally {
+      killWorker(worker);
+    }
+  }, 90_000);
+
+  it('always_ask: the worker runs the call only once the user allows it', async () => {
+    const dir = tmpDir('corral-worker-ask-');
+    const worker = startWorker({ url, environmentId: envId, key, workdir: dir, workerId: 'worker-ask' }, children);
+    try {
+      const id = await session('ask first', askAgentId);
+      const held = await until('the call to wait for the user', async () => {
+        const log = await allEvents(client, id);
+        const last = log.at(-1);
+        return last?.type === 'session.status_idle' && last.stop_reason?.type === 'requires_action' ? log : undefined;
+      });
+      const use = held.find((e) => e.type === 'agent.tool_use')!;
+      expect(use.evaluated_permission).toBe('ask');
+      expect(fs.existsSync(path.join(dir, 'asked.txt'))).toBe(false);
+      await client.beta.sessions.events.send(id, { events: [{ type: 'user.tool_confirmation', tool_use_id: use.id, result: 'allow' }] });
+      const log = await endedTurn(client, id, held.length);
+      const answer = log.find((e) => e.tool_use_id === use.id && e.type !== 'user.tool_confirmation')!;
+      expect(answer.type).toBe('user.tool_result');
+      expect(textOf(answer)).toContain('asked-and-ran');
+      expect(fs.readFileSync(path.join(dir, 'asked.txt'), 'utf8')).toBe('asked-and-ran\n');
+    } finally {
+      killWorker(worker);
+    }
+  }, 90_000);
 });

@@ -155,8 +155,10 @@ export function workRoutes(host: Host): Hono {
   app.post('/:env/work/:work/stop', async (c) => {
     const body = await jsonBody(c, stopBody);
     const w = item(c);
-    const by = principalOf(c).kind === 'api' ? 'stopped_by_api' : 'stopped_by_worker';
-    if (!dialIn.work.stop(w.id, body.force === true, by, Date.now())) {
+    const owner = principalOf(c).kind === 'api';
+    // A worker that stops an item is done with it (the SDK's poller stops each item after its
+    // body ran): it is stopped at once. The owner's graceful stop asks the worker to shut down.
+    if (!dialIn.work.stop(w.id, body.force === true || !owner, owner ? 'stopped_by_api' : 'stopped_by_worker', Date.now())) {
       throw new ApiError('conflict_error', `work item '${w.id}' is already ${w.state}`);
     }
     return c.json(workToApi(dialIn.work.get(w.id)!));
