@@ -9,8 +9,8 @@ import Anthropic from '@anthropic-ai/sdk';
 export const root = path.resolve(__dirname, '../..');
 
 /** Starts `serve` on a free port; resolves with its child and an API-key client. */
-export function startServe(dataDir: string, env: Record<string, string>, children: ChildProcess[]): Promise<{ child: ChildProcess; url: string; client: Anthropic }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir], {
+export function startServe(dataDir: string, env: Record<string, string>, children: ChildProcess[], args: string[] = []): Promise<{ child: ChildProcess; url: string; client: Anthropic }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir, ...args], {
     cwd: root,
     env: { ...process.env, CORRAL_API_KEY: 'serve-key', ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
