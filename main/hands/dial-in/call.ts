@@ -20,6 +20,8 @@ export interface WorkerCallOptions {
   signal?: AbortSignal;
   /** How long to wait for a worker to claim the work (default `CORRAL_WORK_CLAIM_TIMEOUT_MS` or 10 min). */
   claimTimeoutMs?: number;
+  /** Upper bound of the whole call, as for any hand; on expiry the worker is told to stop it. */
+  timeoutMs?: number;
 }
 
 const fail = (content: string, details: Record<string, unknown>): ToolOutcome => ({ content, isError: true, details: { hand_kind: 'self_hosted', ...details } });
@@ -52,6 +54,7 @@ export function callThroughWorker(dialIn: DialIn, o: WorkerCallOptions): Promise
       settled = true;
       unsubscribe();
       clearInterval(timer);
+      clearTimeout(deadline);
       o.signal?.removeEventListener('abort', onAbort);
       resolve(outcome);
     };
@@ -59,6 +62,10 @@ export function callThroughWorker(dialIn: DialIn, o: WorkerCallOptions): Promise
     const unsubscribe = log.subscribe(sessionId, (e) => {
       if (e.type === 'user.tool_result' && e.tool_use_id === toolUseId) finish(answered());
     });
+    const deadline = o.timeoutMs !== undefined ? setTimeout(() => {
+      dialIn.work.stop(item.id, false, 'timed_out', Date.now());
+      finish(fail(`Timed out after ${Math.round(o.timeoutMs! / 1000)} s: the self-hosted worker was told to stop this call. It may have run in part; check before repeating it.`, { timed_out: true, work_id: item.id }));
+    }, o.timeoutMs) : undefined;
     const onAbort = () => {
       // The worker learns it at its next heartbeat (state 'stopping') and aborts the tools it runs.
       dialIn.work.stop(item.id, false, 'interrupted', Date.now());
@@ -86,7 +93,7 @@ export function callThroughWorker(dialIn: DialIn, o: WorkerCallOptions): Promise
         dialIn.work.stop(item.id, true, 'unclaimed', Date.now());
         finish(
           fail(
-            `Not run: no self-hosted worker claimed this session's work (item ${item.id}) within ${Math.round(claimTimeout / 1000)} s. Start one on the machine that should run it (npx corral-worker --url URL --environment ${environmentId} with the environment's key).`,
+            `Not run: no self-hosted worker claimed this session's work (item ${item.id}) within ${claimTimeout >= 1000 ? `${Math.round(claimTimeout / 1000)} s` : `${claimTimeout} ms`}. Start one on the machine that should run it (npx corral-worker --url URL --environment ${environmentId} with the environment's key).`,
             { work_id: item.id, unclaimed: true },
           ),
         );
