@@ -43,6 +43,13 @@ function script(req: RecordedRequest): Reply {
     if (results.length === 0) return bash('echo started >> int-marks.txt; sleep 29.7; echo finished >> int-marks.txt');
     if (results.length === 1) return bash('echo after-interrupt');
   }
+  if (scenario.startsWith('two hands')) {
+    // The worker's call first: it is attached (reading the log) while the box's calls are made,
+    // in this turn's list and, in the next, live on its stream.
+    const on = (hand: string, text: string) => ({ type: 'tool_use' as const, name: 'bash', input: { command: `echo ${text} >> where.txt; cat where.txt`, hand } });
+    if (results.length === 0) return { blocks: [on('main', 'on-worker'), on('box', 'on-box')] };
+    if (results.length === 2) return { blocks: [on('box', 'box-again')] };
+  }
   if (scenario.startsWith('ask') && results.length === 0) return bash('echo asked-and-ran > asked.txt; cat asked.txt');
   return { blocks: [{ type: 'text', text: `saw ${seen}` }] };
 }
@@ -190,6 +197,30 @@ describe('the official EnvironmentWorker against Corral', () => {
       expect(answer.type).toBe('user.tool_result');
       expect(textOf(answer)).toContain('asked-and-ran');
       expect(fs.readFileSync(path.join(dir, 'asked.txt'), 'utf8')).toBe('asked-and-ran\n');
+    } finally {
+      killWorker(worker);
+    }
+  }, 90_000);
+
+  it('a session with a worker and another hand: the worker runs only the calls meant for it', async () => {
+    const dir = tmpDir('corral-worker-two-');
+    const worker = startWorker({ url, environmentId: envId, key, workdir: dir, workerId: 'worker-two' }, children);
+    try {
+      const local = await client.beta.environments.create({ name: 'here', config: { type: 'local' } as never });
+      const s = await client.beta.sessions.create({ agent: agentId, environment_id: envId } as never);
+      const attach = await fetch(`${url}/v1/sessions/${s.id}/hands`, { method: 'POST', headers: { 'x-api-key': 'serve-key', 'content-type': 'application/json' }, body: JSON.stringify({ environment_id: local.id, name: 'box' }) });
+      expect(attach.status).toBe(200);
+      await client.beta.sessions.events.send(s.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'two hands' }] }] });
+      const log = await endedTurn(client, s.id);
+      const [onWorker, onBox, boxAgain] = log.filter((e) => e.type === 'agent.tool_use');
+      const answerOf = (u: Ev) => log.filter((e) => (e.type === 'agent.tool_result' || e.type === 'user.tool_result') && e.tool_use_id === u.id);
+      expect(answerOf(onBox!).map((a) => a.type)).toEqual(['agent.tool_result']);
+      expect(textOf(answerOf(onBox!)[0])).toContain('on-box');
+      expect(answerOf(boxAgain!).map((a) => a.type)).toEqual(['agent.tool_result']);
+      expect(textOf(answerOf(boxAgain!)[0])).toContain('on-box\nbox-again');
+      expect(answerOf(onWorker!).map((a) => a.type)).toEqual(['user.tool_result']);
+      expect(textOf(answerOf(onWorker!)[0])).toContain('on-worker');
+      expect(fs.readFileSync(path.join(dir, 'where.txt'), 'utf8')).toBe('on-worker\n');
     } finally {
       killWorker(worker);
     }

@@ -6,6 +6,7 @@ import { ApiError } from '../errors';
 import { eventParams, eventSendBody } from '../schemas/events';
 import { jsonBody } from '../request';
 import { principalOf } from '../work-auth';
+import { filterWorkerStream, workerMaySee } from '../worker-view';
 
 type ToolResultParams = Extract<z.infer<typeof eventParams>, { type: 'user.tool_result' }>;
 
@@ -16,9 +17,8 @@ type ToolResultParams = Extract<z.infer<typeof eventParams>, { type: 'user.tool_
  *   session with no result yet, and from a work secret only while its item holds a live lease.
  *   It is appended under the call's result key, so the first answer (the worker's, or the host's
  *   honest error once the lease ran out) is the only one.
- * - `GET /v1/sessions/{id}/events` for a work secret: calls that already have a result are left
- *   out, so a worker that attaches later never runs a call the host already answered (the SDK's
- *   runner counts only `user.tool_result` as an answer).
+ * - `GET /v1/sessions/{id}/events` and `…/events/stream` for a work secret: only calls meant for
+ *   a self_hosted hand, and in lists none that already have a result (`worker-view.ts`).
  * Everything else falls through to the event routes.
  */
 export function workerEventRoutes(host: Host): Hono {
@@ -31,8 +31,18 @@ export function workerEventRoutes(host: Host): Hono {
     if (p.kind !== 'work_secret' || c.res.status !== 200) return;
     const id = c.req.param('id');
     const body = (await c.res.json()) as { data: { type: string; id: string }[]; next_page: string | null };
-    body.data = body.data.filter((e) => e.type !== 'agent.tool_use' || !log.hasIdempotencyKey(id, workerResultKey(e.id)));
+    body.data = body.data.filter((e) => workerMaySee(host, id, e, { answeredToo: false }));
     c.res = new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+  });
+
+  app.get('/:id/events/stream', async (c, next) => {
+    const p = principalOf(c);
+    await next();
+    if (p.kind !== 'work_secret' || c.res.status !== 200 || !c.res.body) return;
+    const id = c.req.param('id');
+    // Live calls have no result yet: only whom they are for decides.
+    const body = filterWorkerStream(c.res.body, (e) => workerMaySee(host, id, e, { answeredToo: true }));
+    c.res = new Response(body, { status: 200, headers: c.res.headers });
   });
 
   app.post('/:id/events', async (c, next) => {
@@ -64,6 +74,7 @@ export function workerEventRoutes(host: Host): Hono {
     for (const [i, e] of results.entries()) {
       const use = log.findEvent(id, e.tool_use_id);
       if (!use || use.type !== 'agent.tool_use') throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: '${e.tool_use_id}' is not a tool call of session '${id}'`);
+      if (!workerMaySee(host, id, use, { answeredToo: true })) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' is for a hand of session '${id}' that is not self_hosted`);
       if (use.evaluated_permission === 'ask') {
         const confirmed = log.getEvents(id, { after: use.seq, types: ['user.tool_confirmation'], limit: 10_000 }).some((x) => x.tool_use_id === use.id && x.result === 'allow');
         if (!confirmed) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' waits for the user's confirmation; it may not run yet`);
