@@ -12,6 +12,8 @@ export interface WorkRow {
   id: string;
   environment_id: string;
   session_id: string | null;
+  /** The session's hand this item serves (a self_hosted environment may be attached under any name). */
+  hand: string | null;
   data_type: 'session' | 'healthcheck';
   state: WorkState;
   created_at: string;
@@ -82,9 +84,9 @@ export class WorkStore {
 
   // ---- work items ----
 
-  create(environmentId: string, sessionId: string | null, type: WorkRow['data_type']): WorkRow {
+  create(environmentId: string, sessionId: string | null, type: WorkRow['data_type'], hand: string | null = null): WorkRow {
     const id = `work_${next()}`;
-    this.db.prepare("INSERT INTO work_items (id, environment_id, session_id, data_type, state, created_at) VALUES (?, ?, ?, ?, 'queued', ?)").run(id, environmentId, sessionId, type, iso(Date.now()));
+    this.db.prepare("INSERT INTO work_items (id, environment_id, session_id, hand, data_type, state, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)").run(id, environmentId, sessionId, hand, type, iso(Date.now()));
     return this.get(id)!;
   }
 

@@ -145,7 +145,7 @@ export class HandRegistry {
     if (!spec) return { content: `This session has no hand named '${name}'. Its hands: ${specs.map((s) => s.name).join(', ')}.`, isError: true };
     // A machine that dials in runs the call itself (it watches the log); the host waits for its answer.
     if (spec.config?.type === 'self_hosted' && this.opts.dialIn && spec.environmentId) {
-      return callThroughWorker(this.opts.dialIn, { sessionId, environmentId: spec.environmentId, toolUseId: opts.toolUseId, signal: opts.signal, timeoutMs: Math.min(opts.timeoutMs ?? CALL_TIMEOUT_MS, CALL_TIMEOUT_MS) });
+      return callThroughWorker(this.opts.dialIn, { sessionId, environmentId: spec.environmentId, hand: name, toolUseId: opts.toolUseId, signal: opts.signal, timeoutMs: Math.min(opts.timeoutMs ?? CALL_TIMEOUT_MS, CALL_TIMEOUT_MS) });
     }
     let got;
     try {

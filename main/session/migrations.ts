@@ -173,6 +173,7 @@ export const migrations: ReadonlyArray<(db: Database) => void> = [
         id                  TEXT PRIMARY KEY,
         environment_id      TEXT NOT NULL,
         session_id          TEXT,
+        hand                TEXT,
         data_type           TEXT NOT NULL,
         state               TEXT NOT NULL,
         created_at          TEXT NOT NULL,

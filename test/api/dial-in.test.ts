@@ -100,8 +100,11 @@ describe('the official EnvironmentWorker against Corral', () => {
       // The command ran on the worker's machine, in its workdir.
       expect(fs.readFileSync(path.join(workdir, 'made.txt'), 'utf8')).toBe('hello-from-worker\n');
       // The timeline shows the worker as the session's hand.
-      const ready = log.find((e) => e.type === 'hand.ready');
-      expect(ready).toMatchObject({ kind: 'self_hosted', worker_id: 'worker-a' });
+      const provisioning = log.find((e) => e.type === 'hand.provisioning')!;
+      const ready = log.find((e) => e.type === 'hand.ready')!;
+      expect(provisioning).toMatchObject({ hand: 'main', kind: 'self_hosted' });
+      expect(ready).toMatchObject({ hand: 'main', kind: 'self_hosted', worker_id: 'worker-a', work_id: provisioning.work_id });
+      expect(ready.seq).toBeGreaterThan(provisioning.seq);
       const item = (await workItems()).find((w) => w.data.id === id)!;
       expect(['active', 'stopped']).toContain(item.state);
     } finally {

@@ -16,6 +16,8 @@ const DEFAULT_CLAIM_TIMEOUT_MS = 10 * 60_000;
 export interface WorkerCallOptions {
   sessionId: string;
   environmentId: string;
+  /** The session's name for this hand (for the timeline's lane). */
+  hand?: string;
   toolUseId: string | undefined;
   signal?: AbortSignal;
   /** How long to wait for a worker to claim the work (default `CORRAL_WORK_CLAIM_TIMEOUT_MS` or 10 min). */
@@ -43,7 +45,7 @@ export function callThroughWorker(dialIn: DialIn, o: WorkerCallOptions): Promise
   const answered = (): ToolOutcome => ({ content: '(answered by the self-hosted worker)', isError: false });
   if (log.hasIdempotencyKey(sessionId, workerResultKey(toolUseId))) return Promise.resolve(answered());
   dialIn.expireLeases();
-  let item = dialIn.work.openFor(sessionId, environmentId) ?? dialIn.enqueue(environmentId, sessionId, 'session');
+  let item = dialIn.work.openFor(sessionId, environmentId) ?? dialIn.enqueue(environmentId, sessionId, 'session', o.hand ?? 'main');
   let requeued = 0;
   const claimTimeout = o.claimTimeoutMs ?? (Number(process.env.CORRAL_WORK_CLAIM_TIMEOUT_MS) || DEFAULT_CLAIM_TIMEOUT_MS);
   const queuedAt = Date.now();
@@ -79,7 +81,7 @@ export function callThroughWorker(dialIn: DialIn, o: WorkerCallOptions): Promise
         // Its worker finished with the session (an idle runner stops) before this call reached it:
         // it never ran it, so the call goes to a fresh claim.
         requeued += 1;
-        item = dialIn.work.openFor(sessionId, environmentId) ?? dialIn.enqueue(environmentId, sessionId, 'session');
+        item = dialIn.work.openFor(sessionId, environmentId) ?? dialIn.enqueue(environmentId, sessionId, 'session', o.hand ?? 'main');
         return;
       }
       if (!now || now.state === 'stopped' || now.state === 'stopping') {

@@ -85,8 +85,10 @@ export class DialIn {
   }
 
   /** Queues an item (a session's, or a health check) and wakes the environment's long polls. */
-  enqueue(environmentId: string, sessionId: string | null, type: WorkRow['data_type']): WorkRow {
-    const row = this.opts.work.create(environmentId, sessionId, type);
+  enqueue(environmentId: string, sessionId: string | null, type: WorkRow['data_type'], hand: string | null = null): WorkRow {
+    const row = this.opts.work.create(environmentId, sessionId, type, hand);
+    // The timeline shows the hand waiting for a machine to dial in, as it shows any provisioning.
+    if (sessionId && hand) this.opts.log.emitEvent(sessionId, { type: 'hand.provisioning', hand, kind: 'self_hosted', work_id: row.id });
     const waiters = this.waiting.get(environmentId);
     if (waiters) for (const w of [...waiters]) w();
     return row;
@@ -133,8 +135,9 @@ export class DialIn {
     if (row.session_id && this.opts.log.findSession(row.session_id)) {
       this.opts.log.emitEvent(row.session_id, {
         type: 'hand.ready',
-        hand: 'main',
+        hand: row.hand ?? 'main',
         kind: 'self_hosted',
+        duration_ms: Math.max(0, Date.now() - Date.parse(row.created_at)),
         description: `a machine that dialled in (self-hosted worker${row.worker_id ? ` ${row.worker_id}` : ''}, work item ${row.id})`,
         work_id: row.id,
         ...(row.worker_id ? { worker_id: row.worker_id } : {}),
@@ -154,7 +157,7 @@ export class DialIn {
     for (const row of gone) {
       this.opts.logger?.warn({ work_id: row.id, session_id: row.session_id, worker_id: row.worker_id }, 'self-hosted worker lost its lease');
       if (row.session_id && this.opts.log.findSession(row.session_id)) {
-        this.opts.log.emitEvent(row.session_id, { type: 'hand.lost', hand: 'main', reason: `the worker stopped heartbeating: the lease of work item ${row.id} (${row.lease_ttl_s ?? this.leaseTtlS} s) ran out`, work_id: row.id });
+        this.opts.log.emitEvent(row.session_id, { type: 'hand.lost', hand: row.hand ?? 'main', reason: `the worker stopped heartbeating: the lease of work item ${row.id} (${row.lease_ttl_s ?? this.leaseTtlS} s) ran out`, work_id: row.id });
       }
     }
     return gone;
