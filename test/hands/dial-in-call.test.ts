@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHost, type Host } from '../../main/host';
 import { callThroughWorker, workerResultKey } from '../../main/hands/dial-in/call';
 import { resultKey } from '../../main/brain/tool-result-event';
+import { sessionCalls } from '../../main/api/ui/calls/sessions';
 import { tmpDir } from '../helpers/tmp';
 
 // A call on a self_hosted hand, in-process against a real host and SQLite file (no worker: the
@@ -87,5 +88,11 @@ describe('callThroughWorker', () => {
     const outcome = await callThroughWorker(host.dialIn, { sessionId, environmentId: envId, toolUseId: useId, claimTimeoutMs: 50 });
     expect(outcome.isError).toBe(true);
     expect(outcome.content).toMatch(/no self-hosted worker claimed this session's work .* within 50 ms\. Start one .*npx corral-worker --url URL --environment env_/);
+  });
+
+  it("the window cannot post a worker's user.tool_result (only a worker with a live lease can, over HTTP)", () => {
+    const { sessionId, useId } = callInLog();
+    expect(() => sessionCalls(host).sendEvent({ sessionId, event: { type: 'user.tool_result', tool_use_id: useId } as never })).toThrow(/posted by self-hosted workers through the HTTP API/);
+    expect(host.log.getEvents(sessionId, { types: ['user.tool_result'] })).toEqual([]);
   });
 });
