@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 
 // Shared set-up of the self-hosted worker tests: `serve` in its own process, and the
 // `corral-worker` bin (the official SDK's EnvironmentWorker, unmodified) in others.
 
-export const root = path.resolve(__dirname, '../..');
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Starts `serve` on a free port; resolves with its child and an API-key client. */
 export function startServe(dataDir: string, env: Record<string, string>, children: ChildProcess[], args: string[] = []): Promise<{ child: ChildProcess; url: string; client: Anthropic }> {
