@@ -107,6 +107,15 @@ export class WorkStore {
     );
   }
 
+  /** The session's item that was told to stop but whose worker still holds its lease (undefined: none). */
+  windingDown(sessionId: string, environmentId: string, nowMs: number): WorkRow | undefined {
+    return toRow(
+      this.db
+        .prepare("SELECT * FROM work_items WHERE session_id = ? AND environment_id = ? AND state = 'stopping' AND lease_expires_ms >= ? ORDER BY created_at DESC, id DESC LIMIT 1")
+        .get(sessionId, environmentId, nowMs) as RawWork | undefined,
+    );
+  }
+
   /**
    * Hands the oldest claimable item to a poller: queued and never polled, or polled but not
    * acknowledged for longer than `reclaimMs`. The item's secret digest is replaced, so a

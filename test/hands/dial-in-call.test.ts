@@ -75,11 +75,22 @@ describe('callThroughWorker', () => {
     expect(timedOut.details).toMatchObject({ timed_out: true, work_id: second.id });
     expect(host.dialIn.work.get(second.id)).toMatchObject({ state: 'stopping', stop_reason: 'timed_out' });
 
+    // While the stopped item's worker still holds its lease, no second item is queued (two
+    // runners would hold one session): the next call waits; aborted, it has no item to stop.
     const ctrl = new AbortController();
-    const aborted = callThroughWorker(host.dialIn, { sessionId, environmentId: envId, toolUseId: useId, signal: ctrl.signal });
-    const third = host.dialIn.work.openFor(sessionId, envId)!;
+    const waiting = callThroughWorker(host.dialIn, { sessionId, environmentId: envId, toolUseId: useId, signal: ctrl.signal });
+    expect(host.dialIn.work.openFor(sessionId, envId)).toBeUndefined();
     ctrl.abort();
-    expect((await aborted).details).toMatchObject({ interrupted: true, work_id: third.id });
+    expect((await waiting).details).toMatchObject({ interrupted: true, work_id: null });
+
+    // Once that lease runs out, a call queues a fresh item; aborted before a claim, it just stops.
+    const ctrl2 = new AbortController();
+    const later = callThroughWorker(host.dialIn, { sessionId, environmentId: envId, toolUseId: useId, signal: ctrl2.signal });
+    await new Promise((r) => setTimeout(r, 1500));
+    const third = host.dialIn.work.openFor(sessionId, envId)!;
+    expect(third.id).not.toBe(second.id);
+    ctrl2.abort();
+    expect((await later).details).toMatchObject({ interrupted: true, work_id: third.id });
     expect(host.dialIn.work.get(third.id)!.state).toBe('stopped'); // never claimed: nothing to shut down
   });
 

@@ -7,11 +7,17 @@ type Call = { type: string; id: string; input?: unknown };
  * Whether a worker attached to a session may see this event. The SDK's runner executes every
  * `agent.tool_use` it sees (and counts only `user.tool_result` as an answer), so it is shown only
  * the calls meant for a `self_hosted` hand of the session (a call names its hand with `hand`
- * when the session holds several), and, in lists, none that already have a result (the host
+ * when the session holds several), none while its item winds down, and, in lists, none that already have a result (the host
  * answered it after a lost lease or an interrupt: running it again would repeat it).
  */
-export function workerMaySee(host: Host, sessionId: string, e: Call, opts: { answeredToo: boolean }): boolean {
+export function workerMaySee(host: Host, sessionId: string, e: Call, opts: { answeredToo: boolean; workId?: string }): boolean {
   if (e.type !== 'agent.tool_use') return true;
+  if (opts.workId) {
+    // A worker told to stop (an interrupt, a timeout) takes no new calls while it winds down:
+    // they wait for the next item, so two runners never hold one session.
+    const state = host.dialIn.work.get(opts.workId)?.state;
+    if (state !== 'starting' && state !== 'active') return false;
+  }
   const hands = host.hands.list(sessionId);
   const named = (e.input as { hand?: unknown } | undefined)?.hand;
   const target = typeof named === 'string' ? named : hands.length === 1 ? hands[0]!.name : 'main';

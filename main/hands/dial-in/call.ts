@@ -45,10 +45,22 @@ export function callThroughWorker(dialIn: DialIn, o: WorkerCallOptions): Promise
   const answered = (): ToolOutcome => ({ content: '(answered by the self-hosted worker)', isError: false });
   if (log.hasIdempotencyKey(sessionId, workerResultKey(toolUseId))) return Promise.resolve(answered());
   dialIn.expireLeases();
-  let item = dialIn.work.openFor(sessionId, environmentId) ?? dialIn.enqueue(environmentId, sessionId, 'session', o.hand ?? 'main');
+  let queuedAt = Date.now();
+  /**
+   * The session's open item, else a fresh one, except while an item told to stop is still held
+   * by its worker: a second runner could then run this call while the first is still attached,
+   * so the call waits for that one to end (its worker sees no new calls meanwhile).
+   */
+  const acquire = () => {
+    const open = dialIn.work.openFor(sessionId, environmentId);
+    if (open) return open;
+    if (dialIn.work.windingDown(sessionId, environmentId, Date.now())) return undefined;
+    queuedAt = Date.now();
+    return dialIn.enqueue(environmentId, sessionId, 'session', o.hand ?? 'main');
+  };
+  let item = acquire();
   let requeued = 0;
   const claimTimeout = o.claimTimeoutMs ?? (Number(process.env.CORRAL_WORK_CLAIM_TIMEOUT_MS) || DEFAULT_CLAIM_TIMEOUT_MS);
-  const queuedAt = Date.now();
   return new Promise((resolve) => {
     let settled = false;
     const finish = (outcome: ToolOutcome) => {
@@ -65,23 +77,24 @@ export function callThroughWorker(dialIn: DialIn, o: WorkerCallOptions): Promise
       if (e.type === 'user.tool_result' && e.tool_use_id === toolUseId) finish(answered());
     });
     const deadline = o.timeoutMs !== undefined ? setTimeout(() => {
-      dialIn.work.stop(item.id, false, 'timed_out', Date.now());
-      finish(fail(`Timed out after ${Math.round(o.timeoutMs! / 1000)} s: the self-hosted worker was told to stop this call. It may have run in part; check before repeating it.`, { timed_out: true, work_id: item.id }));
+      if (item) dialIn.work.stop(item.id, false, 'timed_out', Date.now());
+      finish(fail(`Timed out after ${Math.round(o.timeoutMs! / 1000)} s: the self-hosted worker was told to stop this call. It may have run in part; check before repeating it.`, { timed_out: true, work_id: item?.id ?? null }));
     }, o.timeoutMs) : undefined;
     const onAbort = () => {
       // The worker learns it at its next heartbeat (state 'stopping') and aborts the tools it runs.
-      dialIn.work.stop(item.id, false, 'interrupted', Date.now());
-      finish(fail('Interrupted: the self-hosted worker was told to stop this call. It may have run in part; check before repeating it.', { interrupted: true, work_id: item.id }));
+      if (item) dialIn.work.stop(item.id, false, 'interrupted', Date.now());
+      finish(fail('Interrupted: the self-hosted worker was told to stop this call. It may have run in part; check before repeating it.', { interrupted: true, work_id: item?.id ?? null }));
     };
     const check = () => {
       dialIn.expireLeases();
       if (log.hasIdempotencyKey(sessionId, workerResultKey(toolUseId))) return finish(answered());
+      if (!item && !(item = acquire())) return; // an earlier item is still winding down
       const now = dialIn.work.get(item.id);
       if (now && now.state === 'stopped' && now.stop_reason === 'stopped_by_worker' && requeued < 3) {
         // Its worker finished with the session (an idle runner stops) before this call reached it:
         // it never ran it, so the call goes to a fresh claim.
         requeued += 1;
-        item = dialIn.work.openFor(sessionId, environmentId) ?? dialIn.enqueue(environmentId, sessionId, 'session', o.hand ?? 'main');
+        item = acquire();
         return;
       }
       if (!now || now.state === 'stopped' || now.state === 'stopping') {

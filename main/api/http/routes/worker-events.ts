@@ -31,7 +31,7 @@ export function workerEventRoutes(host: Host): Hono {
     if (p.kind !== 'work_secret' || c.res.status !== 200) return;
     const id = c.req.param('id');
     const body = (await c.res.json()) as { data: { type: string; id: string }[]; next_page: string | null };
-    body.data = body.data.filter((e) => workerMaySee(host, id, e, { answeredToo: false }));
+    body.data = body.data.filter((e) => workerMaySee(host, id, e, { answeredToo: false, workId: p.workId }));
     c.res = new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
   });
 
@@ -41,7 +41,7 @@ export function workerEventRoutes(host: Host): Hono {
     if (p.kind !== 'work_secret' || c.res.status !== 200 || !c.res.body) return;
     const id = c.req.param('id');
     // Live calls have no result yet: only whom they are for decides.
-    const body = filterWorkerStream(c.res.body, (e) => workerMaySee(host, id, e, { answeredToo: true }));
+    const body = filterWorkerStream(c.res.body, (e) => workerMaySee(host, id, e, { answeredToo: true, workId: p.workId }));
     c.res = new Response(body, { status: 200, headers: c.res.headers });
   });
 
