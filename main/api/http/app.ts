@@ -17,7 +17,7 @@ import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
 import { workRoutes } from './routes/work';
 import { workerEventRoutes } from './routes/worker-events';
-import { checkWorkerScope, setPrincipal } from './work-auth';
+import { acceptWorkerCredential } from './work-auth';
 
 /** Options of the HTTP app. */
 export interface ApiAppOptions extends SlowReaderOptions {
@@ -74,13 +74,9 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   const v1 = new Hono();
   v1.use('*', async (c, next) => {
     const presented = presentedKey(c.req.raw.headers);
-    if (keyMatches(presented, opts.apiKey)) setPrincipal(c, { kind: 'api' });
-    else {
-      // Machines that dial in hold narrower credentials: an environment key, or a work item's secret.
-      const worker = host.dialIn.principal(presented);
-      if (!worker) return errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)'));
-      checkWorkerScope(worker, c.req.method, c.req.path);
-      setPrincipal(c, worker);
+    // Machines that dial in hold narrower credentials: an environment key, or a work item's secret.
+    if (!keyMatches(presented, opts.apiKey) && !acceptWorkerCredential(c, host, presented)) {
+      return errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)'));
     }
     await next();
   });

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import type { Host } from '../../host';
 import type { WorkPrincipal } from '../../hands/dial-in/service';
 import { ApiError } from './errors';
 
@@ -44,4 +45,18 @@ export function checkWorkerScope(p: WorkPrincipal, method: string, path: string)
   const allowed = s && (method === 'GET' || (method === 'POST' && s[2] === '/events' && !s[3]));
   if (!s || !allowed) throw new ApiError('permission_error', `a work secret can only heartbeat and stop its work item and read and answer its session; ${method} ${path} is refused`);
   if (decodeURIComponent(s[1]!) !== p.sessionId) throw new ApiError('permission_error', `this work secret is scoped to session '${p.sessionId ?? '(none: a health check)'}', not '${decodeURIComponent(s[1]!)}'`);
+}
+
+/**
+ * For the /v1 middleware, after the API key did not match: true when `presented` is a worker
+ * credential (an environment key or a work item's sessions token), which is then the request's
+ * principal; a worker credential used beyond its scope throws the API's permission error.
+ * False for anything else (the caller answers 401).
+ */
+export function acceptWorkerCredential(c: Context, host: Pick<Host, 'dialIn'>, presented: string | undefined): boolean {
+  const worker = host.dialIn.principal(presented);
+  if (!worker) return false;
+  checkWorkerScope(worker, c.req.method, c.req.path);
+  setPrincipal(c, worker);
+  return true;
 }
