@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { metadata, metadataPatch, permissionPolicy } from './common';
+import { notYet } from './not-yet';
 
 const effortName = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
 const modelConfig = z
   .object({
     id: z.string().min(1).max(200),
-    effort: z.union([effortName, z.object({ type: effortName }).strict()]).nullish(),
-    inference_geo: z.string().nullish(),
-    speed: z.enum(['standard', 'fast']).nullish(),
+    // Stored and never sent to the model until now: refused until the brain passes them on.
+    effort: notYet(z.union([effortName, z.object({ type: effortName }).strict()]).nullish(), 'model.effort', 'the brain does not pass it to the model'),
+    inference_geo: notYet(z.string().nullish(), 'model.inference_geo', 'the brain does not pass it to the model'),
+    speed: notYet(z.enum(['standard', 'fast']).nullish(), 'model.speed', 'the brain does not pass it to the model'),
   })
   .strict();
 export const modelParam = z.union([z.string().min(1).max(200), modelConfig]);
@@ -66,10 +68,11 @@ const executionIdentity = z.discriminatedUnion('type', [
 
 const agentFields = {
   description: z.string().max(2048).nullish(),
-  execution_identity: executionIdentity.nullish(),
+  // service_account is the default and what Corral does (commands run as the hand's own user).
+  execution_identity: notYet(executionIdentity.nullish(), 'execution_identity', 'only service_account, the default', (v) => v?.type === 'service_account'),
   mcp_servers: z.array(mcpServerParam).max(20),
-  multiagent: z.object({ type: z.string() }).passthrough().nullish(),
-  skills: z.array(skillParam).max(20),
+  multiagent: notYet(z.object({ type: z.string() }).passthrough().nullish(), 'multiagent', 'no threads or subagents'),
+  skills: notYet(z.array(skillParam).max(20), 'skills', 'no Skills API'),
   system: z.string().max(100_000).nullish(),
   tools: z.array(toolParam).max(128),
   /** Corral: the largest reply the model may write per request (default 8192). */
