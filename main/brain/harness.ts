@@ -13,6 +13,7 @@ import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
 import { retryDelayMs, type RetryPolicy } from './retry';
 import { resultEventFor, resultKey } from './tool-result-event';
+import { callsCutShort, serverBlockEvent, serverToolDefinitions } from './server-tools';
 import type { McpToolDefinition } from '../mcp/names';
 import type { SessionView } from './session-view';
 
@@ -142,7 +143,7 @@ export class Harness {
       }
     }
     const mcpDefs = [...this.mcp.values()].map(({ name, description, input_schema }) => ({ name, description, input_schema }) as ToolDefinition);
-    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, ...mcpDefs, READ_SESSION_TOOL];
+    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...serverToolDefinitions(cfg.serverTools), ...cfg.customTools, ...mcpDefs, READ_SESSION_TOOL];
     return this.tools;
   }
 
@@ -263,11 +264,11 @@ export class Harness {
             this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
           },
           onBlock: async (block, index) => {
-            const input = blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
+            const input = serverBlockEvent(block, logged) ?? blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
             if (!input) return;
             const start = await started;
             const [e] = await this.emit([input], `blk:${start.id}:${index}`);
-            if (e!.type === 'agent.tool_use' || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
+            if ((e!.type === 'agent.tool_use' && !e!.server_block) || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
           },
           onTextDelta: (index, text) => {
@@ -353,8 +354,8 @@ export class Harness {
     );
     if (failure.aborted) return; // the interrupt is handled by the loop
     // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
-    for (const tu of logged.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use')) {
-      await this.emit([toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
+    for (const { use: tu, serverResult } of callsCutShort(logged)) {
+      await this.emit([serverResult ?? toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
     }
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
@@ -374,7 +375,6 @@ export class Harness {
     );
     await this.idle({ type: failure.retryable ? 'retries_exhausted' : 'end_turn' }, err!.seq);
   }
-
 }
 
 function toolResult(call: LoggedEvent, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
