@@ -91,6 +91,16 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
   'session update title, metadata, vault_ids': sessionUpdate({ title: 'u', metadata: { a: 'b' }, vault_ids: [] }),
   'session update agent': sessionUpdate({ agent: { tools: [{ type: 'agent_toolset_20260401' }] } }),
   'session update budget': sessionUpdate({ budget: { type: 'limit', max_list_cost: { amount: '1.00', currency: 'USD' } } }),
+  'session resource add: github_repository': () => call('POST', `/v1/sessions/${sessionId}/resources`, { type: 'github_repository', url: 'https://example.com/added.git' }),
+  'session resource add: file': () => call('POST', `/v1/sessions/${sessionId}/resources`, { type: 'file', file_id: 'file_1' }),
+  'session resource update: authorization_token': async () => {
+    const added = await call('POST', `/v1/sessions/${sessionId}/resources`, { type: 'github_repository', url: 'https://example.com/tok.git' });
+    return call('POST', `/v1/sessions/${sessionId}/resources/${added.json.id}`, { authorization_token: 'ghp_abcdefgh' });
+  },
+  'session resource delete': async () => {
+    const added = await call('POST', `/v1/sessions/${sessionId}/resources`, { type: 'github_repository', url: 'https://example.com/del.git' });
+    return call('DELETE', `/v1/sessions/${sessionId}/resources/${added.json.id}`);
+  },
   'environment name, description, metadata': environment({ description: 'd', metadata: { a: 'b' } }),
   'environment scope': environment({ scope: 'account' }),
   'environment config: local, ssh, docker, adb': environment({ config: { type: 'docker', image: 'busybox' } }),
@@ -111,7 +121,7 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
 
 /** The word of a refused row's field the 400 must name. */
 function named(field: string): string {
-  const f = field.replace(/`/g, '');
+  const f = field.replace(/`/g, '').replace(/^(add|update): /, (_, verb: string) => (verb === 'add' ? 'resources: ' : ''));
   const m = /^(?:resources: |source: |permission_policy: )?(.+)$/.exec(f)!;
   if (f.startsWith('resources: ')) return `'${m[1]}'`;
   if (f.startsWith('source: ')) return "source type 'file'";

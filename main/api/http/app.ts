@@ -13,6 +13,7 @@ import { handCatalogRoutes, handRoutes } from './routes/hands';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
+import { sessionResourceRoutes } from './routes/session-resources';
 import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
 
@@ -88,6 +89,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
   v1.route('/sessions', sessionExtraRoutes(host));
+  v1.route('/sessions', sessionResourceRoutes(host));
   v1.route('/hands', handCatalogRoutes());
   v1.route('/vaults', vaultRoutes(host));
   v1.all('*', (c) =>
