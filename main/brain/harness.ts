@@ -352,11 +352,11 @@ export class Harness {
       [requestEnd(start.id, true, ZERO_USAGE, { type: failure.errorType, message: failure.message, ...(failure.status ? { status: failure.status } : {}) })],
       `mend:${start.id}`,
     );
-    if (failure.aborted) return; // the interrupt is handled by the loop
-    // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
+    // Calls of a response cut short were never run: say so, so the transcript stays valid (after an interrupt the loop answers the hands' calls).
     for (const { use: tu, serverResult } of callsCutShort(logged)) {
-      await this.emit([serverResult ?? toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
+      if (serverResult || !failure.aborted) await this.emit([serverResult ?? toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
     }
+    if (failure.aborted) return; // the interrupt is handled by the loop
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
       const wait = retryDelayMs(attempt, failure, this.opts, this.opts.random);

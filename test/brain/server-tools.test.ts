@@ -109,6 +109,30 @@ describe('server tools', () => {
     expect(requests[1].messages.at(-1).content.map((b: { type: string }) => b.type)).toEqual(['server_tool_use', 'web_search_tool_result']);
   });
 
+  it('an interrupt after a server call but before its result answers it the same way, so the next request is valid', async () => {
+    t.model.setScript([
+      { blocks: [searchBlocks[0]!, { type: 'text', text: 'a long answer that streams slowly' }, searchBlocks[1]!], chunkDelayMs: 150 },
+      replyWith([{ type: 'text', text: 'After the interrupt.' }]),
+    ]);
+    const before = t.model.requests.length;
+    const id = t.newSession('interrupt me');
+    const end = Date.now() + 20_000;
+    while (!t.events(id).some((e) => e.type === 'agent.tool_use')) {
+      if (Date.now() > end) throw new Error('no server call logged');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    t.host.log.emitEvent(id, { type: 'user.interrupt' });
+    await t.settled(id);
+    t.host.log.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'go on' }] });
+    const events = await t.settled(id);
+    expect(events.some((e) => e.type === 'session.error')).toBe(false);
+    const requests = t.model.requests.slice(before).map((r) => r.body);
+    expect(requests).toHaveLength(2);
+    const assistant = requests[1].messages.at(-2);
+    expect(assistant.content.map((b: { type: string }) => b.type)).toEqual(['server_tool_use', 'web_search_tool_result']);
+    expect(assistant.content[1].content).toEqual({ type: 'web_search_tool_result_error', error_code: 'unavailable' });
+  });
+
   it('does not offer them when turned off, nor under always_ask (the provider would run them without asking)', async () => {
     const offered = async (toolset: Record<string, unknown>) => {
       t.model.setScript([replyWith([{ type: 'text', text: 'ok' }])]);
