@@ -106,6 +106,11 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
   'environment config: local, ssh, docker, adb': environment({ config: { type: 'docker', image: 'busybox' } }),
   'environment config: cloud': environment({ config: { type: 'cloud' } }),
   'environment config: self_hosted': environment({ config: { type: 'self_hosted' } }),
+  'any call workspace_id': async () => {
+    // Through the SDK, which sends it as a header.
+    const err = await t.client.beta.agents.list({ workspace_id: 'wrkspc_1' }).catch((e) => e);
+    return { status: err.status, json: err.error };
+  },
   'event sent user.message': send(text('hello')),
   'event sent source: file': send({ type: 'user.message', content: [{ type: 'image', source: { type: 'file', file_id: 'file_1' } }] }),
   'event sent user.interrupt': send({ type: 'user.interrupt' }),
