@@ -67,6 +67,10 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
   'agent permission_policy: always_allow, always_ask': toolset({ default_config: { permission_policy: { type: 'always_ask' } }, configs: [{ name: 'read', permission_policy: { type: 'always_allow' } }] }),
   'agent permission_policy: auto': toolset({ default_config: { permission_policy: { type: 'auto' } } }),
   'agent tools: mcp_toolset': agent({ mcp_servers: [{ type: 'url', name: 'm', url: 'https://mcp.example.com/mcp' }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'm' }] }),
+  'agent mcp_toolset permission_policy: always_ask': agent({
+    mcp_servers: [{ type: 'url', name: 'm', url: 'https://mcp.example.com/mcp' }],
+    tools: [{ type: 'mcp_toolset', mcp_server_name: 'm', default_config: { permission_policy: { type: 'always_ask' } } }],
+  }),
   'agent tools: custom': agent({ tools: [{ type: 'custom', name: 'c', description: 'c', input_schema: { type: 'object' } }] }),
   'agent mcp_servers': agent({ mcp_servers: [{ type: 'url', name: 'm', url: 'https://mcp.example.com/mcp' }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'm' }] }),
   'agent metadata': agent({ metadata: { k: 'v' } }),
@@ -127,6 +131,7 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
 /** The word of a refused row's field the 400 must name. */
 function named(field: string): string {
   const f = field.replace(/`/g, '').replace(/^(add|update): /, (_, verb: string) => (verb === 'add' ? 'resources: ' : ''));
+  if (f.startsWith('mcp_toolset ')) return "permission_policy 'always_ask' on an mcp_toolset";
   const m = /^(?:resources: |source: |permission_policy: )?(.+)$/.exec(f)!;
   if (f.startsWith('resources: ')) return `'${m[1]}'`;
   if (f.startsWith('source: ')) return "source type 'file'";

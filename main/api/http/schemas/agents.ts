@@ -28,12 +28,14 @@ const defaultConfig = z.object({ enabled: z.boolean().nullish(), permission_poli
 export const agentToolsetParam = z
   .object({ type: z.literal('agent_toolset_20260401'), configs: z.array(toolConfig).optional(), default_config: defaultConfig.nullish() })
   .strict();
+// MCP calls run without a permission check yet: always_ask on them would be a promise not kept.
+const mcpPolicy = notYet(permissionPolicy.nullish(), "permission_policy 'always_ask' on an mcp_toolset", 'MCP calls are not held for confirmation; use always_allow', (p) => p?.type === 'always_allow');
 export const mcpToolsetParam = z
   .object({
     type: z.literal('mcp_toolset'),
     mcp_server_name: z.string().min(1),
-    configs: z.array(z.object({ name: z.string().min(1), enabled: z.boolean().nullish(), permission_policy: permissionPolicy.nullish() }).strict()).optional(),
-    default_config: defaultConfig.nullish(),
+    configs: z.array(z.object({ name: z.string().min(1), enabled: z.boolean().nullish(), permission_policy: mcpPolicy }).strict()).optional(),
+    default_config: z.object({ enabled: z.boolean().nullish(), permission_policy: mcpPolicy }).strict().nullish(),
   })
   .strict();
 export const customToolParam = z
