@@ -1,6 +1,7 @@
 import { BUILTIN_TOOL_NAMES, type ToolDefinition } from '../hands/tools/definitions';
 import { permissionsOf, type Permissions } from './permissions';
 import { SERVER_TOOL_NAMES } from './server-tools';
+import type { ModelOptions } from './context';
 
 /** Corral's own tool: the model reads its session's log, e.g. tool results elided from a request. */
 export const READ_SESSION_TOOL: ToolDefinition = {
@@ -22,6 +23,8 @@ export const READ_SESSION_TOOL: ToolDefinition = {
 /** What the harness needs of the session's agent snapshot. */
 export interface AgentConfig {
   model: string;
+  /** The model config's effort, speed and inference_geo, as Messages API parameters. */
+  modelOptions: ModelOptions;
   system: string | null;
   maxTokens: number;
   contextWindowTokens: number;
@@ -75,6 +78,7 @@ export function agentConfigOf(agent: Record<string, unknown> | undefined): Agent
   const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : fallback);
   return {
     model,
+    modelOptions: modelOptionsOf(agent?.model),
     system: typeof agent?.system === 'string' ? agent.system : null,
     maxTokens: num(agent?.max_tokens, 8192),
     contextWindowTokens: num(agent?.context_window_tokens, 200_000),
@@ -83,5 +87,16 @@ export function agentConfigOf(agent: Record<string, unknown> | undefined): Agent
     customTools: custom,
     usesMcp: Array.isArray(agent?.mcp_servers) && agent.mcp_servers.length > 0 && tools.some((t) => t.type === 'mcp_toolset'),
     permissions: permissionsOf(tools),
+  };
+}
+
+/** The agent's model config (`{id, effort: {type}, speed, inference_geo}`) as Messages API parameters. */
+function modelOptionsOf(model: unknown): ModelOptions {
+  const m = (typeof model === 'object' && model !== null ? model : {}) as { effort?: { type?: unknown } | string; speed?: unknown; inference_geo?: unknown };
+  const effort = typeof m.effort === 'string' ? m.effort : m.effort?.type;
+  return {
+    ...(typeof effort === 'string' ? { output_config: { effort } } : {}),
+    ...(typeof m.speed === 'string' ? { speed: m.speed } : {}),
+    ...(typeof m.inference_geo === 'string' ? { inference_geo: m.inference_geo } : {}),
   };
 }

@@ -226,7 +226,7 @@ export class Harness {
     const cfg = this.agentConfig!;
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
     const tools = await this.toolsNow(cfg);
-    const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
+    const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens, modelOptions: cfg.modelOptions });
     // Elision is oldest first and for good, so "every tool result up to a position" says which
     // were elided in a constant space (a list would grow the log by the session's length per step).
     const elided = built.elidedSeqs.length ? { elided_count: built.elidedSeqs.length, elided_through: built.elidedSeqs.at(-1)! } : {};

@@ -22,14 +22,13 @@ describe('client.beta.agents', () => {
   it('creates, retrieves, updates to a new version, lists with pages, archives', async () => {
     const created = await t.client.beta.agents.create({
       name: 'a1',
-      model: { id: 'claude-opus-4-5' },
+      model: { id: 'claude-opus-4-5', effort: 'high' },
       tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', enabled: false }] }],
       metadata: { team: 'x' },
     });
     expect(created.id).toMatch(/^agent_/);
     expect(created.version).toBe(1);
-    // effort, speed and inference_geo are refused until the brain passes them on (test/api/api-table.test.ts).
-    expect(created.model).toEqual({ id: 'claude-opus-4-5' });
+    expect(created.model).toEqual({ id: 'claude-opus-4-5', effort: { type: 'high' } });
     const toolset = created.tools[0] as Anthropic.Beta.Agents.BetaManagedAgentsAgentToolset20260401;
     expect(toolset.default_config).toEqual({ enabled: true, permission_policy: { type: 'always_allow' } });
     expect(toolset.configs[0]).toMatchObject({ name: 'bash', enabled: false, type: 'bash' });

@@ -6,10 +6,10 @@ const effortName = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
 const modelConfig = z
   .object({
     id: z.string().min(1).max(200),
-    // Stored and never sent to the model until now: refused until the brain passes them on.
-    effort: notYet(z.union([effortName, z.object({ type: effortName }).strict()]).nullish(), 'model.effort', 'the brain does not pass it to the model'),
-    inference_geo: notYet(z.string().nullish(), 'model.inference_geo', 'the brain does not pass it to the model'),
-    speed: notYet(z.enum(['standard', 'fast']).nullish(), 'model.speed', 'the brain does not pass it to the model'),
+    // Sent with every model request (output_config.effort, inference_geo, speed: main/brain/agent-config.ts).
+    effort: z.union([effortName, z.object({ type: effortName }).strict()]).nullish(),
+    inference_geo: z.string().nullish(),
+    speed: z.enum(['standard', 'fast']).nullish(),
   })
   .strict();
 export const modelParam = z.union([z.string().min(1).max(200), modelConfig]);
