@@ -34,6 +34,8 @@ export function serveSettings(): ServeSetting[] {
     { env: 'CORRAL_BRAIN_POOL', default: '2', what: "brain processes started ahead and bound to a new session when it needs one (0: fork each brain on demand)" },
     { env: 'CORRAL_HAND_POOL', default: 'unset (no pool)', what: "hands made ahead per environment, ENV=SIZE,… (an environment's id or name; ssh and docker): a session's first tool call finds its hand connected, the last session's public repositories already cloned" },
     { env: 'CORRAL_BRAIN_LINGER_MS', default: '30000', what: 'how long an idle brain process waits for the next message' },
+    { env: 'CORRAL_WORK_LEASE_TTL_S', default: '60', what: "a self-hosted worker's lease: a worker silent this long loses its work (its call in flight fails)" },
+    { env: 'CORRAL_WORK_CLAIM_TIMEOUT_MS', default: '600000', what: 'how long a call on a self_hosted hand waits for a worker to claim it' },
     { env: 'CORRAL_LOG_LEVEL', default: 'info', what: 'lowest level logged: fatal, error, warn, info, debug, trace, silent' },
     { env: 'CORRAL_LOG_FORMAT', default: 'text', what: "stderr log format: text or json (DATA/logs/corral.log is always JSON)" },
     { env: 'DOCKER_HOST', default: 'the usual Docker and Podman sockets', what: 'Docker Engine API for docker hands without docker_host' },

@@ -27,6 +27,8 @@ export interface ResourceTarget {
   workDir: string;
   /** The host's git proxy (repositories with a token in the session's vaults go through it). */
   git?: RepoRouter;
+  /** Resource ids already applied to this hand (each is applied once, also when added later). */
+  applied?: Set<string>;
   /** Where progress goes (connecting, cloning with git's counts, unpacking). */
   onProgress?: (p: ProvisionProgress) => void;
   /** Repositories already on the hand (a pooled hand made ahead, hand-pool.ts), by repoKey. */
@@ -68,8 +70,13 @@ export function repoTarget(mountPath: string | undefined, url: string): string {
  * (no route from here, no tar there), the hand clones it itself. Each outcome is logged; a
  * failure does not stop the hand from being used.
  */
-export async function applyResources(log: SessionLog, sessionId: string, handName: string, target: ResourceTarget, signal?: AbortSignal): Promise<void> {
+export async function applyResources(log: SessionLog, sessionId: string, handName: string, target: ResourceTarget, signal?: AbortSignal, onlyId?: string): Promise<void> {
   for (const repo of sessionRepos(log, sessionId)) {
+    if (onlyId !== undefined && repo.id !== onlyId) continue;
+    if (repo.id !== undefined) {
+      if (target.applied?.has(repo.id)) continue;
+      target.applied?.add(repo.id);
+    }
     const dest = repoTarget(repo.mount_path, repo.url);
     const started = Date.now();
     let outcome: RepoOutcome;

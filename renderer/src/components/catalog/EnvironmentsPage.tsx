@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { CorralApi, UiEnvironment, UiHandPool } from '../../../../main/api/ui/contract';
 import { loadCatalog, useCatalog } from '../../state/catalog';
 import { EnvironmentForm } from './EnvironmentForm';
+import { WorkerKeyPanel } from './WorkerKeyPanel';
 
 /** An environment's warm pool of hands made ahead, as it was when the list was read. */
 function PoolNote({ pool }: { pool: UiHandPool }) {
@@ -49,6 +50,7 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
             }}
           />
         )}
+        {editing && editing !== 'new' && editing.config.type === 'self_hosted' && <WorkerKeyPanel key={editing.id} api={api} environment={editing} />}
       </div>
     </section>
   );
