@@ -8,8 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ProcessGroupLedger } from './pgroups';
-import { localShell } from './local/bash';
-import { PersistentBash } from './persistent-bash';
+import { BashRunner } from './local/bash';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool } from './tools/definitions';
 import { editTool, readTool, writeTool } from './local/files';
 import { errorOutcome, InputError } from './tools/input';
@@ -72,22 +71,17 @@ export function createLocalHand({ workDir, fullOutputLimitBytes, sandbox = { den
     }
     return madeTmp;
   };
-  const bash = new PersistentBash({
-    cwd: work.real,
-    fullOutputLimitBytes,
-    startShell: localShell({
-      cwd: work.real,
-      env,
-      ledger,
-      sandbox:
-        sandbox === false
-          ? undefined
-          : async (command) => {
-              const s = await sandboxState();
-              if (!s.enabled) return { file: 'sh', args: ['-c', command], release: () => {} };
-              return wrap(command, { workDir: work.real, tmpDir: tmpOf(), policy: sandbox });
-            },
-    }),
+  const bash = new BashRunner(work, fullOutputLimitBytes, {
+    env,
+    ledger,
+    sandbox:
+      sandbox === false
+        ? undefined
+        : async (command, signal) => {
+            const s = await sandboxState();
+            if (!s.enabled) return { file: 'bash', args: ['-c', command], release: () => {} };
+            return wrap(command, { workDir: work.real, tmpDir: tmpOf(), policy: sandbox, signal });
+          },
   });
   let disposed = false;
 

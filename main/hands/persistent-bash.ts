@@ -106,7 +106,11 @@ export class PersistentBash {
       this.lostNote ??= `the previous shell ended (${this.session.exitReason})`;
       this.session = undefined;
     }
-    this.starting ??= ShellSession.start(this.o.startShell, { cwd: this.o.cwd, exports: this.o.exports }).finally(() => (this.starting = undefined));
+    // A first sandboxed shell right after the sandbox came up has been seen to never answer: one more try.
+    const start = () => ShellSession.start(this.o.startShell, { cwd: this.o.cwd, exports: this.o.exports });
+    this.starting ??= start()
+      .catch(() => start())
+      .finally(() => (this.starting = undefined));
     this.session = await this.starting;
     return this.session;
   }

@@ -11,7 +11,7 @@
  * terminal), background jobs ignore SIGINT, so they survive too. A command that ignores SIGINT
  * is dealt with by killing the whole shell, and the result says the state is lost.
  *
- * Each command is sent as `{ eval 'CMD'\n} </dev/null 2>&1; printf '\n\036CORRAL_<nonce>_%d\n' $?`:
+ * Each command is sent as `{ eval 'CMD'\n} </dev/null 2>&1;` (after a syntax check), printf '\n\036CORRAL_<nonce>_%d\n' $?`:
  * eval keeps an unbalanced quote from swallowing the framing, </dev/null keeps a command from
  * reading the protocol, and the per-call random nonce keeps output from faking the end marker.
  */
@@ -51,7 +51,7 @@ const MARK_RE = /^\x1eCORRAL_([0-9a-f]+)_(-?\d+)\n/;
 /** After SIGINT, how long the shell gets to come back before it is killed. */
 export const INTERRUPT_GRACE_MS = 1_000;
 /** How long a new shell gets to answer its first marker. */
-const START_TIMEOUT_MS = 20_000;
+const START_TIMEOUT_MS = 8_000;
 
 /** A running shell speaking the marker protocol. One command at a time (callers queue). */
 export class ShellSession {
@@ -92,7 +92,11 @@ export class ShellSession {
     const nonce = newNonce();
     this.sink = onOutput;
     const done = this.waitFor([nonce]);
-    this.proc!.write(`{ eval ${shQuote(command)}\n} </dev/null 2>&1; ${markerLine(nonce)}`);
+    // Checked by a non-interactive shell first: a syntax error inside an interactive shell's
+    // eval makes it throw away the input that follows (the next command would be lost).
+    this.proc!.write(
+      `__corral_c=${shQuote(command)}; { if command "\${BASH:-sh}" -n -c "$__corral_c"; then eval "$__corral_c"; else (exit 2); fi\n} </dev/null 2>&1; ${markerLine(nonce)}`,
+    );
     const stopped = new Promise<'stop'>((r) => (stop.aborted ? r('stop') : stop.addEventListener('abort', () => r('stop'), { once: true })));
     const first = await Promise.race([done, stopped]);
     if (first !== 'stop') return this.ended(first);
