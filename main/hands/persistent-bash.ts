@@ -61,7 +61,7 @@ export class PersistentBash {
       this.session = undefined;
       this.lostNote = undefined;
       if (command === undefined || command.trim() === '') {
-        return { content: 'The shell was restarted: the next command runs in a fresh shell in the work folder.', isError: false, details: { restart: true } };
+        return { content: 'bash session restarted: the next command runs in a fresh shell in the work folder.', isError: false, details: { restart: true } };
       }
     }
     if (signal?.aborted) {
@@ -96,7 +96,7 @@ export class PersistentBash {
       this.session = undefined;
       this.lostNote = end.kind === 'killed' ? 'the previous command ignored SIGINT, so its shell was killed' : `the previous shell ended (${end.kind === 'shell_exited' ? end.reason : ''})`;
     }
-    if (this.disposed) why = 'abort';
+    if (this.disposed) return this.outcome(collector, { kind: 'shell_exited', reason: 'the hand was shut down' }, { started, timeoutMs, why: 'dispose', note, limit });
     return this.outcome(collector, end, { started, timeoutMs, why, note, limit });
   }
 
@@ -118,7 +118,7 @@ export class PersistentBash {
   private outcome(
     collector: OutputCollector,
     end: CommandEnd,
-    s: { started: number; timeoutMs: number; why: 'abort' | 'timeout' | undefined; note: string | undefined; limit: number },
+    s: { started: number; timeoutMs: number; why: 'abort' | 'timeout' | 'dispose' | undefined; note: string | undefined; limit: number },
   ): ToolOutcome {
     const out = collector.finish();
     const duration_ms = Math.round(performance.now() - s.started);
@@ -135,7 +135,9 @@ export class PersistentBash {
         status = `[${stopped}; the command did not stop on SIGINT, so the shell was killed: the next call starts a fresh shell (working folder, variables and background jobs are lost)]`;
         break;
       default:
-        status = s.why
+        status = s.why === 'dispose'
+          ? '[the hand was shut down during the command: the shell and everything it started were killed]'
+          : s.why
           ? `[${stopped}; the shell ended: the next call starts a fresh shell]`
           : `[the shell ended (${end.reason}): the next call starts a fresh shell (working folder, variables and background jobs are lost)]`;
     }
@@ -152,7 +154,7 @@ export class PersistentBash {
       truncated: cap.truncated,
     };
     if (s.why === 'timeout') details.timed_out = true;
-    if (s.why === 'abort') details.interrupted = true;
+    if (s.why === 'abort' || s.why === 'dispose') details.interrupted = true;
     if (s.note) details.fresh_shell = s.note;
     if (end.kind === 'killed' || end.kind === 'shell_exited') details.shell_ended = true;
     const outcome: ToolOutcome = { content, isError: s.why !== undefined || end.kind === 'killed' || end.kind === 'shell_exited', details };
@@ -161,6 +163,7 @@ export class PersistentBash {
       if (out.droppedBytes > 0) {
         full += `${nl(full)}${droppedLine(out.droppedBytes, s.limit)}\n${out.tail}`;
         details.full_output_dropped_bytes = out.droppedBytes;
+        details.full_output_note = `The full output was ${out.totalBytes.toLocaleString('en-US')} bytes; its middle (${out.droppedBytes.toLocaleString('en-US')} bytes) was dropped to keep at most ${(s.limit / 1024 / 1024).toLocaleString('en-US')} MiB.`;
       }
       outcome.fullOutput = prefix + full + nl(full) + status;
     }

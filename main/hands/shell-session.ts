@@ -31,6 +31,8 @@ export interface ShellProcess {
   interrupt(): Promise<void>;
   /** Kills the shell and everything it started; never rejects. */
   kill(): Promise<void>;
+  /** Told once the shell answered its first marker (its process tree is settled, no command runs yet). */
+  ready?(): void;
 }
 
 /** Starts a shell running SHELL_LAUNCH; output (stdout, and stderr if the transport merges it) goes to onOutput. */
@@ -61,6 +63,8 @@ export class ShellSession {
   private waiting: { nonces: string[]; resolve(code: number | string): void } | undefined;
   /** Set once the shell has ended: why. */
   exitReason: string | undefined;
+  /** The shell is bash (not another sh). */
+  private bash = false;
 
   private constructor() {}
 
@@ -73,8 +77,9 @@ export class ShellSession {
     // Startup noise (job-control warnings, banners) goes to the discarded sink until the first marker.
     s.sink = () => {};
     const ready = s.waitFor([nonce]);
+    // The first marker's status says whether the shell is bash (0) or another sh (1).
     s.proc.write(
-      `exec 2>/dev/null; PS1=''; PS2=''; unset HISTFILE; if [ -n "$BASH_VERSION" ]; then set +H; fi; cd -- ${shQuote(init.cwd)} ; ${init.exports ?? ''}\n` +
+      `exec 2>/dev/null; PS1=''; PS2=''; unset HISTFILE; if [ -n "$BASH_VERSION" ]; then set +H; fi; cd -- ${shQuote(init.cwd)} ; ${init.exports ?? ''}\n[ -n "$BASH_VERSION" ]\n` +
         markerLine(nonce),
     );
     const timer = setTimeout(() => s.waiting?.resolve('the shell did not answer'), START_TIMEOUT_MS);
@@ -83,6 +88,8 @@ export class ShellSession {
       await s.kill();
       throw new Error(r);
     }
+    s.bash = r === 0;
+    s.proc.ready?.();
     return s;
   }
 
@@ -94,8 +101,11 @@ export class ShellSession {
     const done = this.waitFor([nonce]);
     // Checked by a non-interactive shell first: a syntax error inside an interactive shell's
     // eval makes it throw away the input that follows (the next command would be lost).
+    // bash sources the command from a here-string rather than eval'ing it: while it reads a
+    // sourced file an interactive bash does not print the "[1] 12345" of each background job.
+    const run = this.bash ? '. /dev/fd/3 3<<<"$__corral_c"' : 'eval "$__corral_c"';
     this.proc!.write(
-      `__corral_c=${shQuote(command)}; { if command "\${BASH:-sh}" -n -c "$__corral_c"; then eval "$__corral_c"; else (exit 2); fi\n} </dev/null 2>&1; ${markerLine(nonce)}`,
+      `__corral_c=${shQuote(command)}; { if command "\${BASH:-sh}" -n -c "$__corral_c"; then ${run}; else (exit 2); fi\n} </dev/null 2>&1; ${markerLine(nonce)}`,
     );
     const stopped = new Promise<'stop'>((r) => (stop.aborted ? r('stop') : stop.addEventListener('abort', () => r('stop'), { once: true })));
     const first = await Promise.race([done, stopped]);

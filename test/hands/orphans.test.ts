@@ -2,7 +2,7 @@
  * Commands a host leaves running when it is killed outright are killed by the next host on the
  * same data folder (main/hands/pgroups.ts), and only those.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,13 +36,21 @@ afterEach(async () => {
   host = undefined;
 });
 
+const sleeping = () => {
+  try {
+    return execFileSync('pgrep', ['-f', '-x', 'sleep 4.125'], { encoding: 'utf8' }).trim() !== '';
+  } catch {
+    return false;
+  }
+};
+
 describe.runIf(process.platform === 'linux')('a host killed with kill -9 while a local command runs', () => {
   for (const sandbox of ['on', 'off'] as const) {
     it(`leaves no orphan once a host starts again on its data folder (sandbox ${sandbox})`, async () => {
       const dataDir = tmpDir();
       const workRoot = tmpDir('corral-work-');
       const marker = path.join(workRoot, 'written-late.txt');
-      child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, workRoot, sandbox, `sleep 4; echo x > ${marker}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, workRoot, sandbox, `sleep 4.125; echo x > ${marker}`], { stdio: ['ignore', 'pipe', 'inherit'] });
       const line = await new Promise<string>((resolve, reject) => {
         let out = '';
         child!.stdout!.on('data', (d: Buffer) => {
@@ -53,6 +61,9 @@ describe.runIf(process.platform === 'linux')('a host killed with kill -9 while a
         child!.once('exit', (code) => reject(new Error(`the fixture host exited (${code}) before its command ran: ${out}`)));
       });
       const pgid = Number(line.split(' ')[1]);
+      // The shell is on record from its start; wait until it runs the command.
+      for (let i = 0; i < 100 && !sleeping(); i++) await sleep(50);
+      expect(sleeping()).toBe(true);
       const recorded = JSON.parse(fs.readFileSync(path.join(pgroupDir(dataDir), `${pgid}.json`), 'utf8'));
       expect(recorded).toMatchObject({ pgid, host_pid: child.pid });
 

@@ -1,7 +1,7 @@
 /**
  * The persistent shell (shell-session.ts, persistent-bash.ts) on this machine's transport
- * (local/shell-process.ts), unsandboxed. Not yet wired into the local hand: a first sandboxed
- * shell has been seen never to answer under vitest (see the branch's report).
+ * (local/shell-process.ts), unsandboxed; the local hand's own tests (local-bash, sandbox) cover
+ * it sandboxed too.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

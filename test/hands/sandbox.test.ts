@@ -159,14 +159,14 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     }
   });
 
-  it('ends background jobs with the call, and an abort ends everything the command started', async () => {
+  it('keeps background jobs between calls (one shell per hand), and an abort ends only the running command', async () => {
     const work = tmpDir();
     const h = hand({ workDir: work });
     const r = await h.execute('bash', { command: '(sleep 1.25; echo late > late.txt) > /dev/null 2>&1 & sleep 31.25 > /dev/null 2>&1 & echo started' });
     expect(r.content).toBe('started\n[exit code 0]');
     await sleep(1800);
-    expect(fs.existsSync(path.join(work, 'late.txt'))).toBe(false);
-    expect(running('sleep 31.25')).toBe('');
+    expect(fs.existsSync(path.join(work, 'late.txt'))).toBe(true);
+    expect(running('sleep 31.25')).not.toBe('');
 
     const ac = new AbortController();
     const call = h.execute('bash', { command: 'sleep 32.5; echo done > marker' }, { signal: ac.signal });
@@ -180,6 +180,11 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     await sleep(300);
     expect(running('sleep 32.5')).toBe('');
     expect(fs.existsSync(path.join(work, 'marker'))).toBe(false);
+    // The background job lives on with the shell, and ends with the hand.
+    expect(running('sleep 31.25')).not.toBe('');
+    await h.dispose();
+    for (let i = 0; i < 20 && running('sleep 31.25') !== ''; i++) await sleep(50);
+    expect(running('sleep 31.25')).toBe('');
   });
 });
 

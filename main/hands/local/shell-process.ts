@@ -3,7 +3,7 @@
  * the sandbox when there is one. It is spawned in a process group of its own, on record in the
  * ledger for its whole life, so that a host killed with SIGKILL leaves nothing behind.
  *
- * In the sandbox (bubblewrap, `--new-session`), the shell leads a session of its own inside;
+ * In the sandbox (bubblewrap, `--new-session`), the shell leads a process group of its own inside;
  * Ctrl-C goes to that group, found once on the host side under /proc. Killing the outer group
  * (bubblewrap, `--die-with-parent`, its own PID namespace) ends everything inside.
  */
@@ -36,7 +36,7 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** The first process group led by a descendant of `root` (host pids), read from /proc without blocking. */
+/** The deepest process group led by a descendant of `root` (host pids), read from /proc without blocking. */
 async function innerGroup(root: number): Promise<number | undefined> {
   const kids = new Map<number, { pid: number; pgrp: number }[]>();
   for (const name of await fsp.readdir('/proc').catch(() => [] as string[])) {
@@ -48,13 +48,16 @@ async function innerGroup(root: number): Promise<number | undefined> {
     list.push({ pid: Number(name), pgrp: Number(pgrp) });
     kids.set(Number(ppid), list);
   }
+  // The deepest leader: inside, bubblewrap's init leads a group (with the runtime's socat
+  // relays), and the shell, further down, leads one of its own; Ctrl-C is for the shell's only.
+  let found: number | undefined;
   let level = kids.get(root) ?? [];
   while (level.length) {
     const leader = level.find((p) => p.pid === p.pgrp);
-    if (leader) return leader.pid;
+    if (leader) found = leader.pid;
     level = level.flatMap((p) => kids.get(p.pid) ?? []);
   }
-  return undefined;
+  return found;
 }
 
 /** Starts the hand's shell on this machine. */
@@ -66,7 +69,11 @@ export function localShell(o: LocalShellOptions): StartShell {
     const child = spawn(launch.file, launch.args, {
       cwd: o.cwd,
       // An allowlist, never a filtered copy of the host's environment.
-      env: { ...commandEnv(o.env), ...(token ? { [PGROUP_TOKEN_VAR]: token } : {}) },
+      // SHLVL=1: Node's stdio pipes are socketpairs, and bash (Debian builds it so) reads
+      // ~/.bashrc when its stdin is a socket and SHLVL is unset, taking it for an sshd child. The
+      // sandbox runtime starts `bash -c`, so the user's .bashrc ran inside the sandbox, where a
+      // pyenv rehash waited 60 s on a lock in the read-only home: the first marker never came.
+      env: { ...commandEnv(o.env), SHLVL: '1', ...(token ? { [PGROUP_TOKEN_VAR]: token } : {}) },
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -104,6 +111,10 @@ export function localShell(o: LocalShellOptions): StartShell {
         if (ended || pid === undefined) return;
         target ??= o.sandbox && process.platform === 'linux' ? innerGroup(pid) : Promise.resolve(pid);
         signalGroup((await target) ?? pid, 'SIGINT');
+      },
+      ready() {
+        // Found now, while only the shell runs: a command may later start groups of its own.
+        if (o.sandbox && process.platform === 'linux') target ??= innerGroup(pid!);
       },
       async kill() {
         if (pid === undefined) return;
