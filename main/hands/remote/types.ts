@@ -62,6 +62,11 @@ export interface RemoteShell {
    * lives as long as the connection.
    */
   reachHost?(port: number): Promise<{ host: string; port: number } | undefined>;
+  /**
+   * Starts the hand's persistent shell (shell-session.ts) on a stream kept open (see
+   * remote/persistent-shell.ts); without it, each bash call is a command of its own.
+   */
+  startShell?: import('../shell-session').StartShell;
   /** Closes the connection (and whatever it started). */
   close(): Promise<void>;
 }
