@@ -10,6 +10,7 @@ import { startExec, type RawOutcome } from './exec';
 import { readFileVia, writeFileVia, type Collected } from './files';
 import type { Lifeline } from './lifeline';
 import { OomCount } from './oom';
+import { dockerStartShell } from './persistent';
 import { killCommand, PgidFilter, wrappedCommand } from './process-group';
 import { ContainerWatch } from './watch';
 
@@ -32,6 +33,11 @@ export class DockerShell implements RemoteShell {
     private readonly life: Lifeline,
   ) {
     this.oom = new OomCount(docker, container);
+  }
+
+  /** The hand's persistent bash (docker/persistent.ts): one exec kept attached. */
+  get startShell() {
+    return dockerStartShell(this.docker, this.container, this.life);
   }
 
   get lostReason(): string | undefined {
