@@ -75,6 +75,8 @@ export interface HandRegistryOptions {
  */
 export class HandRegistry {
   private readonly live = new Map<string, Live>();
+  /** Why a session's remote hand was lost, until its replacement is provisioned. */
+  private readonly lostShells = new Map<string, string>();
   private readonly members: HandMembership;
   private readonly places: LocalPlaces;
   private readonly ledger: ProcessGroupLedger;
@@ -287,8 +289,13 @@ export class HandRegistry {
         workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p))) };
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env }), shell, extra: kind.extraTools ?? [] };
+        // A hand replacing one that was lost says so in its shell's first result (its state is gone).
+        const lostKey = `${sessionId}\u0000${spec.name}`;
+        const replacedLost = this.lostShells.get(lostKey);
+        this.lostShells.delete(lostKey);
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
+          this.lostShells.set(`${live.sessionId}\u0000${live.name}`, reason);
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
           // whichever session holds the hand now records it.
           this.forget(live);
