@@ -36,8 +36,14 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
 
   async function persistentBash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
     const r = await persistent!.run(input, o);
-    // The hand went during the call: the result says the shell ended, and why.
-    return shell.lostReason && r.details?.shell_ended ? { ...r, details: { ...r.details, lost: shell.lostReason } } : r;
+    if (!r.details?.shell_ended) return r;
+    // The shell's stream ended: did the hand go with it? (Its stream may end a moment before
+    // the kind notices; one command on it settles the question.)
+    if (!shell.lostReason) await shell.exec('true').catch(() => undefined);
+    const lost = shell.lostReason;
+    if (!lost) return r;
+    const ending = `[the hand was lost: ${lost}]`;
+    return { ...r, content: r.content.replace(/\[[^\n]*\]$/, ending), fullOutput: r.fullOutput?.replace(/\[[^\n]*\]$/, ending), details: { ...r.details, lost } };
   }
 
   async function bash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
