@@ -30,7 +30,7 @@ describe.each(BACKENDS)('persistent bash on $engine', ({ env }) => {
     await shell.container.kill();
     const r = await call;
     expect(r.isError).toBe(true);
-    expect(r.content).toMatch(/the shell ended|is gone/);
+    expect(r.content).toMatch(/^\[the hand was lost: container exited with code 137/);
     const next = await hand.execute('bash', { command: 'pwd' });
     expect(next.content).toMatch(/^The hand box is gone: .*The next call will get a fresh one \(with a fresh shell: this one's working folder, variables and background jobs are gone\)\.$/);
     await hand.dispose();

@@ -22,8 +22,11 @@ export function dockerStartShell(docker: Docker, container: Docker.Container, li
       h.onExit(reason);
     };
     s.on('error', () => {});
-    s.once('end', () => end(life.lostReason ?? 'its exec ended'));
-    s.once('close', () => end(life.lostReason ?? 'its exec ended'));
+    // The stream can end a moment before the container's `die` arrives: give it that moment,
+    // so a dead container is reported as the hand lost, not as a shell that ended.
+    const ended_ = () => void life.lostWithin(500).then(() => end(life.lostReason ?? 'its exec ended'));
+    s.once('end', ended_);
+    s.once('close', ended_);
     life.onLost((reason) => {
       end(reason);
       s.destroy();
