@@ -74,6 +74,10 @@ export class PersistentBash {
     } catch (err) {
       return errorOutcome(`The command was not run: a shell could not be started (${(err as Error).message}).`, { shell_failed: true });
     }
+    // Aborted while the shell was starting (a sandboxed first shell takes a moment): run nothing.
+    if (signal?.aborted) {
+      return errorOutcome('[interrupted: the call was aborted before the command started]', { exit_code: null, duration_ms: Math.round(performance.now() - started), interrupted: true });
+    }
     const note = this.lostNote;
     this.lostNote = undefined;
     const limit = this.o.fullOutputLimitBytes ?? FULL_OUTPUT_LIMIT_BYTES;
