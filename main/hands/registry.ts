@@ -75,6 +75,8 @@ export interface HandRegistryOptions {
  */
 export class HandRegistry {
   private readonly live = new Map<string, Live>();
+  /** Calls running now per `session\0hand`: a hand in a running call is not handed over. */
+  private readonly busy = new Map<string, number>();
   private readonly members: HandMembership;
   private readonly places: LocalPlaces;
   private readonly ledger: ProcessGroupLedger;
@@ -139,6 +141,18 @@ export class HandRegistry {
     const name = handName ?? (specs.length === 1 ? specs[0]!.name : MAIN_HAND);
     const spec = specs.find((s) => s.name === name);
     if (!spec) return { content: `This session has no hand named '${name}'. Its hands: ${specs.map((s) => s.name).join(', ')}.`, isError: true };
+    const busyKey = `${sessionId}\u0000${name}`;
+    this.busy.set(busyKey, (this.busy.get(busyKey) ?? 0) + 1);
+    try {
+      return await this.executeOn(sessionId, name, spec, tool, input, opts);
+    } finally {
+      const n = (this.busy.get(busyKey) ?? 1) - 1;
+      if (n > 0) this.busy.set(busyKey, n);
+      else this.busy.delete(busyKey);
+    }
+  }
+
+  private async executeOn(sessionId: string, name: string, spec: HandSpec, tool: string, input: Record<string, unknown>, opts: ExecuteOptions & { toolUseId?: string }): Promise<ToolOutcome> {
     let got;
     try {
       got = await this.provisioned(sessionId, spec, opts.signal);
@@ -193,6 +207,9 @@ export class HandRegistry {
     if (!member) throw new HandRequestError('not_found', `hand '${name}' was not found`);
     if (fromSession === toSession) throw new HandRequestError('invalid', 'a hand cannot be handed over to the session that holds it');
     if (this.members.find(toSession, asName)) throw new HandRequestError('invalid', `session ${toSession} already has a hand named '${asName}'`);
+    if (this.busy.get(`${fromSession}\u0000${name}`)) {
+      throw new HandRequestError('invalid', `hand '${name}' is busy running a tool call in session ${fromSession}; hand it over once the call has finished`);
+    }
     const live = this.live.get(`${fromSession}\u0000${name}`);
     this.live.delete(`${fromSession}\u0000${name}`);
     if (live) {
@@ -283,7 +300,7 @@ export class HandRegistry {
         const kind = type ? this.opts.kinds[type] : undefined;
         if (!kind) throw new Error(`an environment of type '${type}' cannot run here (Corral runs local, ssh, docker and adb hands)`);
         const label = `${sessionId}/${spec.name}`;
-        const shell = await kind.connect(spec.config, { signal, label });
+        const shell = await kind.connect(spec.config, { signal, label, sessionId });
         workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p))) };

@@ -7,6 +7,7 @@ import { attachBody } from '../http/schemas/hands';
 import { sessionCreateBody, sessionForkBody } from '../http/schemas/sessions';
 import { credentialCreateBody, credentialUpdateBody, vaultCreateBody } from '../http/schemas/vaults';
 import type { UiCallName, UiStreamName } from './methods';
+import { machineSchemas, type MachineCallOutputs } from './machines-contract';
 
 /**
  * The one contract for every renderer-facing call: name, zod input schema, output type.
@@ -240,12 +241,14 @@ export const uiSchemas = {
   updateCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100), update: credentialUpdateBody }).strict(),
   archiveCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100) }).strict(),
   deleteCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100) }).strict(),
+  // ---- the hands panel: machines by drag and drop (machines-contract.ts) ----
+  ...machineSchemas,
 } satisfies Record<UiCallName | UiStreamName, z.ZodType>;
 
 export type UiInput<N extends UiCallName | UiStreamName> = z.input<(typeof uiSchemas)[N]>;
 
 /** Output of each call. */
-export interface UiCallOutputs {
+export interface UiCallOutputs extends MachineCallOutputs {
   listSessions: SessionSummary[];
   getSession: SessionSummary;
   getEvents: UiEvent[];

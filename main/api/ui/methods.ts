@@ -28,6 +28,14 @@ export const HOST_CALLS = [
   'updateCredential',
   'archiveCredential',
   'deleteCredential',
+  // The hands panel (machines-contract.ts).
+  'discoverMachines',
+  'readDroppedFile',
+  'testSshHost',
+  'trustHostKey',
+  'attachMachine',
+  'giveHand',
+  'handOverHand',
 ] as const;
 export const UI_CALLS = [...LOG_CALLS, ...HOST_CALLS] as const;
 export const UI_STREAMS = ['watchSessions', 'watchEvents', 'watchLiveText'] as const;
