@@ -315,32 +315,6 @@ export class Vault {
   }
 
   /**
-   * SSH keys a session's hand may offer to `host`: those of the session's vaults whose scope
-   * allows it, then the host's default vault's (where keys dropped on the window go, as the
-   * model key falls back to it; there only keys whose hosts name this one). With no session
-   * (the attach form's connection test), only the default vault's, or the one credential named.
-   */
-  async sshKeys(sessionId: string | undefined, host: string, only?: { vaultId: string; id: string }): Promise<ResolvedCredential<'ssh_private_key'>[]> {
-    await this.needKey();
-    const purpose: CredentialPurpose = { use: 'ssh', host };
-    if (only) {
-      const row = this.store.credential(only.vaultId, only.id);
-      if (!row || row.archived_at || row.kind !== 'ssh_private_key') return [];
-      return [(await this.resolved(sessionId, row, purpose)) as ResolvedCredential<'ssh_private_key'>];
-    }
-    const out: ResolvedCredential<'ssh_private_key'>[] = sessionId ? ((await this.resolveAll(sessionId, purpose)) as ResolvedCredential<'ssh_private_key'>[]) : [];
-    const fallback = this.defaultVaultId();
-    if (fallback && !(sessionId && this.sessionVaults(sessionId).includes(fallback))) {
-      for (const row of this.store.usableCredentials(fallback, ['ssh_private_key'])) {
-        // Only keys attached to this host: a dropped key scoped to "any host" is not offered everywhere.
-        const hosts = (row.record.auth as { hosts?: string[] }).hosts ?? [];
-        if (hosts.length > 0 && allows(row.record.auth as PublicAuth, purpose)) out.push((await this.resolved(sessionId, row, purpose)) as ResolvedCredential<'ssh_private_key'>);
-      }
-    }
-    return out;
-  }
-
-  /**
    * The model key for a session's requests: the first `model_api_key` in the session's vaults,
    * else the one in the host's default vault, else `ANTHROPIC_API_KEY` (or
    * `ANTHROPIC_AUTH_TOKEN`, sent as a bearer token) from the host's environment. Undefined: none.
@@ -498,9 +472,9 @@ export class Vault {
 
   // ---------------------------------------------------------------------------------------
 
-  private get env(): NodeJS.ProcessEnv {
-    return this.opts.env ?? process.env;
-  }
+  /** A live credential by id, opened for `purpose`; its kind and scope are the caller's to check (ssh-keys.ts). */
+  async openCredential(vaultId: string, id: string, purpose: CredentialPurpose, sessionId?: string): Promise<ResolvedCredential | undefined> { const row = (await this.needKey(), this.store.credential(vaultId, id)); return row && !row.archived_at ? this.resolved(sessionId, row, purpose) : undefined; }
+  private get env(): NodeJS.ProcessEnv { return this.opts.env ?? process.env; }
 
   private openSecret(row: CredentialRow): AnySecret {
     if (!this.key) throw new VaultLockedError('the vault is locked');

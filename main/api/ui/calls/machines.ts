@@ -20,6 +20,7 @@ import type { MachineCallName } from '../machines-contract';
 import { handsOf } from './sessions';
 import { missing, refuse } from './errors';
 import { vaultCall } from './vaults';
+import { sshKeysFor } from '../../../vault/ssh-keys';
 
 type MachineCalls = Pick<HostCalls, MachineCallName>;
 
@@ -51,7 +52,7 @@ export function machineCalls(host: Pick<Host, 'vault' | 'environments' | 'hands'
     throw missing('credential', credentialId);
   };
   const keysFor = async (host: string, credentialId: string | undefined): Promise<InlineKey[]> => {
-    const found = await vault.sshKeys(undefined, host, credentialId ? { vaultId: vaultOfCredential(credentialId), id: credentialId } : undefined);
+    const found = await sshKeysFor(vault, undefined, host, credentialId ? { vaultId: vaultOfCredential(credentialId), id: credentialId } : undefined);
     if (credentialId && found.length === 0) throw refuse(`credential '${credentialId}' is not a usable SSH key`);
     return found.map((c) => ({ label: `vault credential ${c.credential.id}`, privateKey: c.secret.private_key, passphrase: c.secret.passphrase }));
   };
