@@ -8,6 +8,7 @@ import { sessionCreateBody, sessionForkBody } from '../http/schemas/sessions';
 import { credentialCreateBody, credentialUpdateBody, vaultCreateBody } from '../http/schemas/vaults';
 import type { UiCallName, UiStreamName } from './methods';
 import { machineSchemas, type MachineCallOutputs } from './machines-contract';
+export type { Discovery, DroppedFileResult, DroppedSshHost, ProbeResult } from './machines-contract';
 
 /**
  * The one contract for every renderer-facing call: name, zod input schema, output type.
