@@ -6,6 +6,10 @@
 import type { CorralApi } from '../../../main/api/ui/contract';
 import { toClientError } from '../api/errors';
 import { emptyDraft, patchDraft, say, useHandsPanel } from '../state/hands-panel';
+import { useSessions } from '../state/sessions';
+
+/** A session as people know it: its title, else its id. */
+const titleOf = (id: string) => useSessions.getState().sessions.find((s) => s.id === id)?.title ?? id;
 
 /** Drag payloads between the panel's lists (custom types: nothing else in the window accepts them). */
 export const MACHINE_TYPE = 'application/x-corral-machine';
@@ -52,7 +56,7 @@ export async function giveHand(api: CorralApi, environmentId: string, envName: s
   const name = handNameOf(envName);
   try {
     await api.giveHand({ sessionId, environmentId, name });
-    say('ok', `Gave '${name}' to session ${sessionId}`);
+    say('ok', `Gave '${name}' to ${titleOf(sessionId)}`);
   } catch (err) {
     fail(err);
   }
@@ -62,7 +66,7 @@ export async function giveHand(api: CorralApi, environmentId: string, envName: s
 export async function handOver(api: CorralApi, fromSessionId: string, name: string, toSessionId: string): Promise<void> {
   try {
     await api.handOverHand({ fromSessionId, name, toSessionId });
-    say('ok', `Handed '${name}' from ${fromSessionId} to ${toSessionId}`);
+    say('ok', `Handed '${name}' from ${titleOf(fromSessionId)} to ${titleOf(toSessionId)}`);
   } catch (err) {
     fail(err);
   }
