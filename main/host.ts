@@ -11,8 +11,7 @@ import { HandRegistry } from './hands/registry';
 import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
 import { dockerHandKind } from './hands/docker';
-import { sshHandKindWithTrustStore, type SessionSshKeys } from './hands/ssh';
-import { vaultSshKeys } from './hands/attach/vault-keys';
+import { sshHandKindWithTrustStore } from './hands/ssh';
 import { redactingHands, redactingLog, startHostVault, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
 import { silentLogger, type Logger } from './logging/logger';
@@ -106,7 +105,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     workRoot: opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir),
     allowedWorkRoots: opts.allowedWorkRoots,
     sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
-    kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir, vaultSshKeys(secrets.vault)),
+    kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
     logger,
     git: secrets.gitProxy,
     handEnv: secrets.handEnv,
@@ -164,8 +163,8 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
 }
 
 /** The remote hand kinds this build knows. */
-function defaultHandKinds(dataDir: string, sshKeys: SessionSshKeys): Record<string, RemoteHandKind<any>> {
-  return { ssh: sshHandKindWithTrustStore(path.join(dataDir, 'ssh', 'known_hosts'), sshKeys), docker: dockerHandKind, adb: adbHandKind };
+function defaultHandKinds(dataDir: string): Record<string, RemoteHandKind<any>> {
+  return { ssh: sshHandKindWithTrustStore(path.join(dataDir, 'ssh', 'known_hosts')), docker: dockerHandKind, adb: adbHandKind };
 }
 
 /** The passphrase from the environment, removed from it so no child process inherits it. */

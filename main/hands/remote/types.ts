@@ -76,8 +76,7 @@ export interface KindTool<S extends RemoteShell = RemoteShell> {
 export interface RemoteHandKind<Config> {
   readonly kind: string;
   /** Connects (provisions: starts a container, opens an SSH connection, claims a device). */
-  /** `sessionId`: the session the hand is provisioned for (its vaults may hold the hand's key). */
-  connect(config: Config, ctx: { signal?: AbortSignal; label: string; sessionId?: string }): Promise<RemoteShell>;
+  connect(config: Config, ctx: { signal?: AbortSignal; label: string }): Promise<RemoteShell>;
   /** The work folder on the hand when the config names none. */
   defaultWorkDir(config: Config): string;
   /** One line for people and for the model's tool descriptions, e.g. `ssh corral@127.0.0.2:2222`. */

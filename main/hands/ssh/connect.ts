@@ -11,7 +11,7 @@ import type { Client as ClientType } from 'ssh2';
 import { shq } from '../remote/shell-hand';
 import { resolveTarget, type ResolveOptions, type SshConfig, type SshTarget } from './config';
 import { connectErrorFrom, SshConnectError } from './errors';
-import { loadCredentials, type InlineKey } from './keys';
+import { loadCredentials } from './keys';
 import { checkHostKey, hostKeyAlgorithmsFor, knownHostsName, lookupKnownHosts, type HostKeyVerdict } from './known-hosts';
 import { SshShell } from './shell';
 
@@ -38,8 +38,6 @@ export interface SshConnectOptions extends ResolveOptions {
    * is refused as a mismatch. The user's files are never written.
    */
   trustStore?: string;
-  /** Private keys held in memory for this host (the vault's), offered before key files. */
-  keysFor?: (target: { host: string; port: number; user: string }) => Promise<InlineKey[]>;
 }
 
 /** Where a config's work folder is, once the remote home is known. */
@@ -54,8 +52,7 @@ export function workDirFor(config: Pick<SshConfig, 'working_dir'>, home: string)
 export async function connectSsh(config: SshConfig, opts: SshConnectOptions = {}): Promise<SshShell> {
   if (opts.signal?.aborted) throw new SshConnectError('ABORTED', 'The connection was cancelled.');
   const target = await resolveTarget(config, opts);
-  const inline = (await opts.keysFor?.({ host: target.host, port: target.port, user: target.user })) ?? [];
-  const creds = loadCredentials(target.identityFiles, target.user, { passphrase: opts.passphrase, agent: opts.agent, inline });
+  const creds = loadCredentials(target.identityFiles, target.user, { passphrase: opts.passphrase, agent: opts.agent });
   const label = `${target.user}@${target.host}:${target.port}`;
   const readyTimeout = opts.readyTimeoutMs ?? READY_TIMEOUT_MS;
 

@@ -10,7 +10,6 @@ import type { RemoteHandKind } from '../remote/types';
 import { targetLabel, type SshConfig } from './config';
 import { connectSsh, workDirFor, type SshConnectOptions } from './connect';
 import type { SshShell } from './shell';
-import type { InlineKey } from './keys';
 
 export { connectSsh, workDirFor, KEEPALIVE_COUNT_MAX, KEEPALIVE_INTERVAL_MS, READY_TIMEOUT_MS, type SshConnectOptions } from './connect';
 export { resolveTarget, type SshConfig, type SshTarget } from './config';
@@ -24,14 +23,14 @@ const homes = new Map<string, string>();
 const homeKey = (c: SshConfig) => JSON.stringify([c.ssh_config_host ?? null, c.host, c.port ?? null, c.user ?? null]);
 
 export interface SshHandKind extends RemoteHandKind<SshConfig> {
-  connect(config: SshConfig, ctx: { signal?: AbortSignal; label: string; sessionId?: string } & Omit<SshConnectOptions, 'signal'>): Promise<SshShell>;
+  connect(config: SshConfig, ctx: { signal?: AbortSignal; label: string } & Omit<SshConnectOptions, 'signal'>): Promise<SshShell>;
 }
 
 export const sshHandKind: SshHandKind = {
   kind: 'ssh',
 
   async connect(config, ctx) {
-    const { label: _label, sessionId: _session, ...opts } = ctx;
+    const { label: _label, ...opts } = ctx;
     const shell = await connectSsh(config, opts);
     homes.set(homeKey(config), shell.home);
     return shell;
@@ -58,13 +57,6 @@ export const sshHandKind: SshHandKind = {
  * The SSH kind as the host uses it: host keys first seen are remembered in `trustStore` (a
  * known_hosts file of Corral's), so a host whose key changes later is refused.
  */
-export function sshHandKindWithTrustStore(trustStore: string, keys?: SessionSshKeys): SshHandKind {
-  return {
-    ...sshHandKind,
-    connect: (config, ctx) =>
-      sshHandKind.connect(config, { trustStore, ...(keys ? { keysFor: (t) => keys(ctx.sessionId, t) } : {}), ...ctx }),
-  };
+export function sshHandKindWithTrustStore(trustStore: string): SshHandKind {
+  return { ...sshHandKind, connect: (config, ctx) => sshHandKind.connect(config, { trustStore, ...ctx }) };
 }
-
-/** The in-memory keys (the vault's) a session's SSH hand may offer to a host. */
-export type SessionSshKeys = (sessionId: string | undefined, target: { host: string; port: number; user: string }) => Promise<InlineKey[]>;

@@ -21,34 +21,14 @@ export interface Credentials {
   skipped: string[];
 }
 
-/** A private key held in memory (from the vault), never written to a file. */
-export interface InlineKey {
-  /** How it is named in messages (e.g. `vault credential vcrd_…`); never the key. */
-  label: string;
-  privateKey: string;
-  passphrase?: string;
-}
-
 export function loadCredentials(
   identityFiles: readonly { path: string; explicit: boolean }[],
   username: string,
-  opts: { passphrase?: string; agent?: string | false; inline?: readonly InlineKey[] } = {},
+  opts: { passphrase?: string; agent?: string | false } = {},
 ): Credentials {
   const methods: AnyAuthMethod[] = [];
   const offered: string[] = [];
   const skipped: string[] = [];
-  // Keys held in memory (the vault's) come first: the user gave them for this host on purpose.
-  for (const k of opts.inline ?? []) {
-    const parsed = utils.parseKey(k.privateKey, k.passphrase);
-    if (parsed instanceof Error) {
-      skipped.push(`${k.label} (${/passphrase/i.test(parsed.message) ? 'its passphrase does not open it' : 'not a private key ssh2 can read'})`);
-      continue;
-    }
-    const key: ParsedKey = Array.isArray(parsed) ? (parsed[0] as ParsedKey) : parsed;
-    if (!key.isPrivateKey()) continue;
-    methods.push({ type: 'publickey', username, key });
-    offered.push(`${k.label} (${key.type} ${fingerprintOf(key.getPublicSSH())})`);
-  }
   const agent = opts.agent === false ? undefined : (opts.agent ?? process.env.SSH_AUTH_SOCK);
   const agentUsable = Boolean(agent && (agent === 'pageant' || fs.existsSync(agent)));
   let encryptedExplicit: string | undefined;
