@@ -12,7 +12,8 @@ import type { VaultKeyWrapper } from './keys';
 import { EgressProxy } from './egress-proxy';
 import { GitProxy } from './git-proxy';
 import { ModelProxy } from './model-proxy';
-import { Vault, type ResolvedCredential } from './vault';
+import { Vault } from './vault';
+import { sshKeysFor } from './ssh-keys';
 
 export { Vault } from './vault';
 export type { VaultKeyWrapper } from './keys';
@@ -52,7 +53,7 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
   }, () => {});
   const handEnv: HandEnvSource = {
     sshKeys: async (sessionId, host) =>
-      ((await vault.resolveAll(sessionId, { use: 'ssh', host })) as ResolvedCredential<'ssh_private_key'>[]).map((c) => ({
+      (await sshKeysFor(vault, sessionId, host)).map((c) => ({
         name: `${c.credential.display_name ? `'${c.credential.display_name}' ` : ''}(${c.credential.id})`,
         privateKey: c.secret.private_key,
         passphrase: c.secret.passphrase,

@@ -103,7 +103,7 @@ describe('an SSH host from a dropped key', () => {
     credentialId = got.credential.id;
     expect(JSON.stringify(got)).not.toContain('PRIVATE KEY');
     const probe = await ui.call('testSshHost', { ...target, credentialId });
-    expect(probe).toEqual({ host_key: { type: 'ssh-ed25519', fingerprint: hostFp, status: 'new', recorded: [] }, auth: { ok: true, message: expect.stringContaining(`vault credential ${credentialId}`) } });
+    expect(probe).toEqual({ host_key: { type: 'ssh-ed25519', fingerprint: hostFp, status: 'new', recorded: [] }, auth: { ok: true, message: expect.stringContaining(`(${credentialId})`) } });
     const refused = await failure(ui.call('attachMachine', { name: 'loop', machine: { type: 'ssh', ...target, credentialId } }));
     expect(refused.message).toBe(`The host key of ${target.host}:${target.port} (ssh-ed25519 ${hostFp}) has not been accepted yet: test the connection and accept it first`);
     expect(fs.existsSync(path.join(t.host.dataDir, 'ssh', 'known_hosts'))).toBe(false);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as ssh2 from 'ssh2';
 import type { AnyAuthMethod } from 'ssh2';
 import { connectErrorFrom } from '../ssh/errors';
-import { loadCredentials, type InlineKey } from '../ssh/keys';
+import { loadCredentials, type VaultSshKey } from '../ssh/keys';
 import { checkHostKey, fingerprintOf, knownHostsName, lookupKnownHosts, type HostKeyVerdict } from '../ssh/known-hosts';
 import { DropError } from './dropped-config';
 
@@ -50,14 +50,14 @@ export interface ProbeResult {
 const statusOf = (v: HostKeyVerdict): ProbeResult['host_key']['status'] => (v.ok ? (v.info.known ? 'known' : 'new') : /revoked/i.test(v.reason) ? 'revoked' : 'changed');
 
 /** Connects once to see the host key and try the keys; throws DropError when nothing answers as SSH. */
-export async function probeSshHost(target: ProbeTarget, keys: readonly InlineKey[]): Promise<ProbeResult> {
+export async function probeSshHost(target: ProbeTarget, keys: readonly VaultSshKey[]): Promise<ProbeResult> {
   const name = knownHostsName(target.host, target.port);
   const entries = lookupKnownHosts(target.knownHostsFiles, name);
   const recorded = entries.filter((e) => !e.revoked).map((e) => ({ type: e.type, fingerprint: fingerprintOf(e.blob), where: `${e.file}:${e.line}` }));
   const label = `${target.user}@${target.host}:${target.port}`;
   let methods: AnyAuthMethod[] = [];
   let offered: string[] = [];
-  if (keys.length) ({ methods, offered } = loadCredentials([], target.user, { agent: false, inline: keys }));
+  if (keys.length) ({ methods, offered } = loadCredentials([], target.user, { agent: false, vaultKeys: keys }));
   const timeout = target.timeoutMs ?? 10_000;
 
   return new Promise((resolve, reject) => {

@@ -13,7 +13,7 @@ import { discoverMachines } from '../../../hands/attach/discover';
 import { acceptHostKey, probeSshHost, type ProbeTarget } from '../../../hands/attach/probe';
 import { checkMachine } from '../../../hands/attach/check-machine';
 import { defaultKnownHostsFiles } from '../../../hands/ssh/config';
-import type { InlineKey } from '../../../hands/ssh/keys';
+import type { VaultSshKey } from '../../../hands/ssh/keys';
 import { normalizeEnvironmentConfig } from '../../http/schemas/environments';
 import type { HostCalls } from '../service';
 import type { MachineCallName } from '../machines-contract';
@@ -51,10 +51,11 @@ export function machineCalls(host: Pick<Host, 'vault' | 'environments' | 'hands'
     for (const v of vault.listVaults({ limit: 1000 }).data) if (vault.getCredential(v.id, credentialId)) return v.id;
     throw missing('credential', credentialId);
   };
-  const keysFor = async (host: string, credentialId: string | undefined): Promise<InlineKey[]> => {
+  const keysFor = async (host: string, credentialId: string | undefined): Promise<VaultSshKey[]> => {
     const found = await sshKeysFor(vault, undefined, host, credentialId ? { vaultId: vaultOfCredential(credentialId), id: credentialId } : undefined);
     if (credentialId && found.length === 0) throw refuse(`credential '${credentialId}' is not a usable SSH key`);
-    return found.map((c) => ({ label: `vault credential ${c.credential.id}`, privateKey: c.secret.private_key, passphrase: c.secret.passphrase }));
+    // A test login is not a session's use: only the credential's last use is touched.
+    return found.map((c) => ({ name: `(${c.credential.id})`, privateKey: c.secret.private_key, passphrase: c.secret.passphrase, used: (t: string) => c.recordUse(t) }));
   };
   const liveSession = (id: string, verb: string) => {
     const s = host.log.getSession(id);
