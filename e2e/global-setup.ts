@@ -18,7 +18,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const apiKey = 'e2e-key-0123456789';
   const child = spawn('npm', ['run', 'serve', '--', '--port', '0', '--data', dataDir, '--work-root', workRoot], {
     cwd: path.resolve(import.meta.dirname, '..'),
-    env: { ...process.env, CORRAL_API_KEY: apiKey, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e-model-key' },
+    env: { ...process.env, ...backendEnv(), CORRAL_API_KEY: apiKey, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e-model-key' },
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
   });
@@ -49,4 +49,22 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(workRoot, { recursive: true, force: true });
   };
+}
+
+/**
+ * The container engine and adb server of the hands test backends, when they run (their env files
+ * exist), so the hands panel's discovery finds them as it finds a user's (e2e/machines-dnd.spec.ts).
+ */
+function backendEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [file, names] of [['docker.env', ['CORRAL_TEST_DOCKER_HOST']], ['adb.env', ['ANDROID_ADB_SERVER_PORT']]] as const) {
+    let text = '';
+    try {
+      text = fs.readFileSync(path.join('/tmp/corral-hands', file), 'utf8');
+    } catch {
+      continue;
+    }
+    for (const m of text.matchAll(/^export (\w+)=['"]?([^'"\n]*)['"]?$/gm)) if ((names as readonly string[]).includes(m[1]!)) out[m[1] === 'CORRAL_TEST_DOCKER_HOST' ? 'DOCKER_HOST' : m[1]!] = m[2]!;
+  }
+  return out;
 }

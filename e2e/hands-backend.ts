@@ -9,14 +9,14 @@ import path from 'node:path';
  */
 const root = path.resolve(import.meta.dirname, '..');
 
-export function sshEnv(): Record<string, string> {
-  const out = execFileSync('bash', [path.join(root, 'test/hands-env/ssh.sh'), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
+export function sshEnv(kind: 'ssh' | 'docker' | 'adb' = 'ssh'): Record<string, string> {
+  const out = execFileSync('bash', [path.join(root, `test/hands-env/${kind}.sh`), 'start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
   return Object.fromEntries([...out.matchAll(/^export (\w+)=['"]?([^'"\n]*)['"]?$/gm)].map((m) => [m[1]!, m[2]!]));
 }
 
-/** Waits for this caller's turn on the SSH backend (the lock file test/helpers/hands-env.ts uses); resolves with the release. */
-export async function sshTurn(): Promise<() => void> {
-  const dir = '/tmp/corral-hands/ssh';
+/** Waits for this caller's turn on the SSH (or adb) backend (the lock file test/helpers/hands-env.ts uses); resolves with the release. */
+export async function sshTurn(backend: 'ssh' | 'adb' = 'ssh'): Promise<() => void> {
+  const dir = `/tmp/corral-hands/${backend}`;
   fs.mkdirSync(dir, { recursive: true });
   const holder = spawn('flock', [`${dir}/.test-lock`, 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {

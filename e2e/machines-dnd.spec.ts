@@ -140,3 +140,35 @@ test('attach an SSH host by dropping a key and a config, use it from a session, 
     release();
   }
 });
+
+test('discovery offers the container engine and the adb device; the menu gives them to a session, which then holds three machines', async ({ page }) => {
+  const docker = sshEnv('docker');
+  const release = await sshTurn('adb'); // adb-*.test.ts kill devices and the adb server
+  try {
+    const adb = sshEnv('adb');
+    const taker = (await client.beta.sessions.list()).data.find((s) => s.title === 'dnd taker')!;
+    await page.goto(link);
+    await page.getByRole('tab', { name: 'Hands' }).click();
+    await page.getByRole('button', { name: 'Look', exact: true }).click();
+    const found = page.getByRole('region', { name: 'Found on this machine' });
+    await found.getByRole('button', { name: `Attach ${docker.CORRAL_TEST_DOCKER_IMAGE}` }).click();
+    await expect(page.getByTestId('machine-busybox')).toBeVisible();
+    await found.getByRole('button', { name: `Attach ${adb.CORRAL_TEST_ADB_SERIAL}` }).click();
+    const machines = page.getByRole('region', { name: 'Machines' });
+    await expect(machines.locator('.machine')).toHaveCount(3);
+
+    // The keyboard's way: the "Give to session…" menu.
+    for (const row of await machines.locator('.machine').all()) {
+      if ((await row.locator('.kind').innerText()).toLowerCase() === 'ssh') continue;
+      await row.getByRole('combobox').selectOption(taker.id);
+      await row.getByRole('button', { name: 'Give' }).click();
+    }
+    const chips = page.getByTestId(`target-${taker.id}`).locator('.hand-chip');
+    await expect(chips).toHaveCount(4);
+    expect((await chips.locator('.kind').allInnerTexts()).map((k) => k.toLowerCase()).sort()).toEqual(['adb', 'docker', 'local', 'ssh']);
+    await expect(machines.locator('.state')).toHaveText(['held by 1 session', 'held by 1 session', 'held by 1 session']);
+    await page.screenshot({ path: path.join(screens, 'hands-three-machines.png') });
+  } finally {
+    release();
+  }
+});

@@ -50,7 +50,7 @@ export function DiscoveryList({ api }: { api: CorralApi }) {
               e.images.map((img) => (
                 <li key={`${e.endpoint}-${img}`}>
                   <span className={`kind kind-docker`}>{e.kind}</span> {img} on {e.endpoint}{' '}
-                  <button type="button" onClick={() => void attach(img.replace(/:latest$/, '').split('/').pop()!, { type: 'docker', image: img, docker_host: e.endpoint })}>
+                  <button type="button" aria-label={`Attach ${img}`} onClick={() => void attach(img.replace(/:latest$/, '').split('/').pop()!, { type: 'docker', image: img, docker_host: e.endpoint })}>
                     Attach
                   </button>
                 </li>
@@ -63,8 +63,8 @@ export function DiscoveryList({ api }: { api: CorralApi }) {
           )}
           {found.adb.devices.map((d) => (
             <li key={`adb-${d.serial}`}>
-              <span className="kind kind-adb">adb</span> {d.model ?? d.serial} ({d.state}){' '}
-              <button type="button" disabled={d.state !== 'device'} onClick={() => void attach(d.model ?? d.serial, { type: 'adb', serial: d.serial })}>
+              <span className="kind kind-adb">adb</span> {d.model ?? d.serial} ({d.serial}, {d.state}){' '}
+              <button type="button" disabled={d.state !== 'device'} onClick={() => void attach(d.model ?? d.serial, { type: 'adb', serial: d.serial })} aria-label={`Attach ${d.serial}`}>
                 Attach
               </button>
             </li>

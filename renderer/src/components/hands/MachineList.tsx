@@ -29,7 +29,7 @@ export function MachineList({ api, environments, sessions }: { api: CorralApi; e
 
 function MachineRow({ api, machine, sessions }: { api: CorralApi; machine: UiEnvironment; sessions: readonly SessionSummary[] }) {
   const [to, setTo] = useState('');
-  const holders = sessions.filter((s) => s.hands?.some((h) => h.description === describeOf(machine)));
+  const holders = sessions.filter((s) => s.hands?.some((h) => h.kind === machine.config.type && isDescribed(h.description, machine)));
   return (
     <li
       className="machine"
@@ -60,9 +60,13 @@ function MachineRow({ api, machine, sessions }: { api: CorralApi; machine: UiEnv
   );
 }
 
-/** How the host describes a hand of this machine (the same words as the hand list's). */
-function describeOf(e: UiEnvironment): string {
+/**
+ * Whether a hand's description is this machine's, as the host's kinds word it (`ssh user@host:port`,
+ * `docker image`, `adb serial (model)`): the session list carries hands by name and description only.
+ */
+function isDescribed(description: string, e: UiEnvironment): boolean {
   const c = e.config as Record<string, unknown>;
-  if (c.type === 'ssh') return `ssh ${String(c.user ?? '')}@${String(c.host)}:${String(c.port ?? 22)}`;
-  return where(e);
+  if (c.type === 'ssh') return description === `ssh ${String(c.user ?? '')}@${String(c.host)}:${String(c.port ?? 22)}`;
+  if (c.type === 'docker') return description === `docker ${String(c.image)}`;
+  return description === `adb ${String(c.serial)}` || description.startsWith(`adb ${String(c.serial)} (`);
 }
