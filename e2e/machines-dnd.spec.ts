@@ -168,6 +168,9 @@ test('discovery offers the container engine and the adb device; the menu gives t
     expect((await chips.locator('.kind').allInnerTexts()).map((k) => k.toLowerCase()).sort()).toEqual(['adb', 'docker', 'local', 'ssh']);
     await expect(machines.locator('.state')).toHaveText(['held by 1 session', 'held by 1 session', 'held by 1 session']);
     await page.screenshot({ path: path.join(screens, 'hands-three-machines.png') });
+    await page.goto(`${link}&session=${taker.id}`);
+    await expect(rowsOf(page, 'hand.attached')).toHaveCount(2);
+    await page.screenshot({ path: path.join(screens, 'session-three-machines.png') });
   } finally {
     release();
   }
