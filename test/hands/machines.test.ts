@@ -201,3 +201,22 @@ describe('containers and devices', () => {
     expect(box.config).toEqual({ type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE, docker_host: docker.CORRAL_TEST_DOCKER_HOST });
   });
 });
+
+describe('the same calls over HTTP (/v1/hands/…)', () => {
+  const post = (path: string, body: unknown) =>
+    fetch(`${t.server.url}${path}`, { method: 'POST', headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('a bad file is a 400 naming it; a config is read; the host test reports the key on record', async () => {
+    const bad = await post('/v1/hands/dropped_files', { name: 'x.bin', text: 'not a key\n' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toBe('x.bin is not an ssh config (no Host lines)');
+    const cfg = await post('/v1/hands/dropped_files', { name: 'config', text: 'Host h\n  HostName 10.0.0.9\n' });
+    expect(await cfg.json()).toEqual({ kind: 'ssh_config', hosts: [{ alias: 'h', host: '10.0.0.9', identity_files: [] }] });
+    const unknown = await post('/v1/hands/dropped_files', { name: 'config', text: 'Host h\n', extra: 1 });
+    expect(unknown.status).toBe(400);
+    const probe = await post('/v1/hands/ssh_test', target);
+    expect(((await probe.json()) as { host_key: { status: string } }).host_key.status).toBe('known');
+    const found = await fetch(`${t.server.url}/v1/hands/discover`, { headers: { 'x-api-key': t.apiKey } });
+    expect(((await found.json()) as { engines: unknown[] }).engines.length).toBeGreaterThan(0);
+  });
+});

@@ -10,6 +10,7 @@ import { agentRoutes } from './routes/agents';
 import { environmentRoutes } from './routes/environments';
 import { eventRoutes } from './routes/events';
 import { handCatalogRoutes, handRoutes } from './routes/hands';
+import { machineRoutes } from './routes/machines';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
@@ -89,6 +90,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   v1.route('/sessions', handRoutes(host));
   v1.route('/sessions', sessionExtraRoutes(host));
   v1.route('/hands', handCatalogRoutes());
+  v1.route('/hands', machineRoutes(host));
   v1.route('/vaults', vaultRoutes(host));
   v1.all('*', (c) =>
     errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),
