@@ -37,7 +37,7 @@ export interface HostOptions {
    * environment once read), else the key file `DATA/vault.key`, which the desktop app wraps
    * with the OS keychain (`keyWrapper`).
    */
-  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper };
+  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper; env?: NodeJS.ProcessEnv };
   /**
    * Where the host logs requests, session lifecycles, brain and hand failures
    * (`createLogger`); default silent, so tests stay quiet.
@@ -94,7 +94,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper });
+  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, env: opts.vault?.env });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
   const hands = new HandRegistry({

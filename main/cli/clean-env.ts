@@ -1,0 +1,100 @@
+/**
+ * Keeps the host's secrets out of every environment a process can read. Linux shows a
+ * process's *initial* environment to any process of the same user in /proc/PID/environ, and
+ * deleting from `process.env` does not change it; so when `serve` starts with a secret in its
+ * environment it starts itself again (the serving process) with those variables removed and
+ * hands their values over on a pipe (fd 3) — never argv, never the environment. The first
+ * process only waits, forwarding signals and the exit code.
+ *
+ * Elsewhere (macOS, Windows: no readable initial environment) the secrets are simply taken out
+ * of `process.env` so that no child inherits them.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+
+/** The variables that hold secrets; read once at start, then gone from the environment. */
+export const SECRET_ENV_NAMES = ['CORRAL_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CORRAL_VAULT_PASSPHRASE'] as const;
+export type HostSecrets = Partial<Record<(typeof SECRET_ENV_NAMES)[number], string>>;
+
+/** Set in the serving process's environment: the fd its secrets arrive on. Not a secret. */
+const SECRETS_FD_ENV = 'CORRAL_SECRETS_FD';
+const SECRETS_FD = 3;
+
+/**
+ * In the first process, when it holds secrets on Linux: starts the serving process, passes the
+ * secrets, and never resolves (the process exits with the serving one). Otherwise: the secrets,
+ * from the pipe (in the serving process) or from `process.env`, which no longer holds them.
+ */
+export async function takeHostSecrets(env: NodeJS.ProcessEnv = process.env, platform = process.platform): Promise<HostSecrets> {
+  if (env[SECRETS_FD_ENV] === String(SECRETS_FD)) {
+    delete env[SECRETS_FD_ENV];
+    return readSecrets(SECRETS_FD);
+  }
+  const secrets: HostSecrets = {};
+  for (const name of SECRET_ENV_NAMES) {
+    if (env[name]) secrets[name] = env[name];
+    delete env[name];
+  }
+  if (platform !== 'linux' || Object.keys(secrets).length === 0) return secrets;
+  return reexec(env, secrets);
+}
+
+function reexec(env: NodeJS.ProcessEnv, secrets: HostSecrets): Promise<never> {
+  // `env` has no secret left in it (deleted above).
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    env: { ...env, [SECRETS_FD_ENV]: String(SECRETS_FD) },
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+  });
+  const pipe = child.stdio[SECRETS_FD] as NodeJS.WritableStream;
+  pipe.on('error', () => {}); // the child died first: its exit says so
+  // One line, and the pipe stays open: its end tells the serving process this one is gone
+  // (killed with SIGKILL, which cannot be passed on), and it stops too.
+  pipe.write(`${JSON.stringify(secrets)}\n`);
+  // A terminal's Ctrl-C reaches both (same process group); a kill aimed at this process is passed on.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      if (child.exitCode === null) child.kill(signal);
+    });
+  }
+  return new Promise<never>(() => {
+    child.once('exit', (code) => process.exit(code ?? 1));
+    child.once('error', (err) => {
+      console.error(`corral serve: cannot start the serving process: ${err.message}`);
+      process.exit(1);
+    });
+  });
+}
+
+function readSecrets(fd: number): Promise<HostSecrets> {
+  return new Promise((resolve, reject) => {
+    const stream = fs.createReadStream('', { fd });
+    let text = '';
+    let done = false;
+    stream.on('data', (chunk) => {
+      if (done) return;
+      text += String(chunk);
+      const nl = text.indexOf('\n');
+      if (nl < 0) return;
+      done = true;
+      try {
+        resolve(parseSecrets(text.slice(0, nl)));
+      } catch (err) {
+        reject(err as Error);
+      }
+      text = '';
+    });
+    stream.on('error', reject);
+    stream.on('end', () => {
+      if (!done) return reject(new Error('the secrets pipe closed before the secrets came'));
+      // The launching process is gone: stop as if told to.
+      process.kill(process.pid, 'SIGTERM');
+    });
+  });
+}
+
+function parseSecrets(line: string): HostSecrets {
+  const parsed = JSON.parse(line) as Record<string, unknown>;
+  const out: HostSecrets = {};
+  for (const name of SECRET_ENV_NAMES) if (typeof parsed[name] === 'string') out[name] = parsed[name];
+  return out;
+}
