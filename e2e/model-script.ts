@@ -22,6 +22,11 @@ export function e2eModel(req: RecordedRequest): Reply {
     const shown = results[1]!.content?.map((c) => c.text ?? '').join('') ?? '';
     return { blocks: [{ type: 'text', text: `Here it is:\n${shown}` }] };
   }
+  if (/ask before running/.test(firstUser)) {
+    // Under an always_ask agent: one command, then what its result said (a denial's reason too).
+    if (results.length === 0) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'echo allowed-by-the-user' } }] };
+    return { blocks: [{ type: 'text', text: `The call said: ${results[0]!.content?.map((c) => c.text ?? '').join('') ?? ''}` }] };
+  }
   const scripted = scriptedTurn(messages);
   if (scripted) return scripted;
   const text = last.content.map((b) => b.text ?? '').join('');

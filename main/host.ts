@@ -15,6 +15,7 @@ import { sshHandKindWithTrustStore } from './hands/ssh';
 import { redactingHands, redactingLog, startHostVault, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
 import { silentLogger, type Logger } from './logging/logger';
+import { McpSessions } from './mcp/sessions';
 import { logSessionLifecycle } from './logging/session-lifecycle';
 
 /** How to start a host. */
@@ -106,9 +107,17 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     sandbox: opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off',
     kinds: opts.handKinds ?? defaultHandKinds(opts.dataDir),
     logger,
+    git: secrets.gitProxy,
+    handEnv: secrets.handEnv,
+    redactStream: () => (secrets.vault.redactor.active ? secrets.vault.redactor.stream() : undefined),
   });
+  // The host's MCP client: connections and tokens stay here; brains see tools and results.
+  const workRoot = opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir);
+  const sandboxOn = opts.sandbox ?? process.env.CORRAL_SANDBOX !== 'off';
+  const mcp = new McpSessions({ log: writerLog, vault: secrets.vault, sandbox: { enabled: sandboxOn, denyRead: [opts.dataDir, workRoot] } });
   const brains = opts.brains
     ? new BrainSupervisor({
+        mcp,
         log: writerLog,
         hands: redactingHands(hands, secrets.vault),
         logger,
@@ -140,6 +149,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
       try {
         await brains?.stop();
         await hands.disposeAll();
+        await mcp.close();
         await secrets.close();
         stopLifecycleLog();
         log.close();

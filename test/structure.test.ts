@@ -32,6 +32,7 @@ const MAY_NOT_IMPORT: Record<string, string[]> = {
   hands: ['brain', 'api', 'shell', 'host'],
   brain: ['api', 'shell', 'host'],
   vault: ['brain', 'api', 'shell', 'host'],
+  mcp: ['brain', 'api', 'shell', 'host'],
   host: ['api', 'shell'],
   logging: ['catalog', 'hands', 'brain', 'api', 'shell', 'host', 'vault'],
 };

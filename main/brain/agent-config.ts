@@ -1,4 +1,5 @@
 import { BUILTIN_TOOL_NAMES, type ToolDefinition } from '../hands/tools/definitions';
+import { permissionsOf, type Permissions } from './permissions';
 
 /** Corral's own tool: the model reads its session's log, e.g. tool results elided from a request. */
 export const READ_SESSION_TOOL: ToolDefinition = {
@@ -27,6 +28,10 @@ export interface AgentConfig {
   builtinTools: string[];
   /** Tools the client runs itself (`agent.custom_tool_use` → `user.custom_tool_result`). */
   customTools: ToolDefinition[];
+  /** The agent has MCP servers an `mcp_toolset` uses (their tools come from the host). */
+  usesMcp: boolean;
+  /** Permission policies of the toolset's tools. */
+  permissions: Permissions;
 }
 
 
@@ -64,5 +69,7 @@ export function agentConfigOf(agent: Record<string, unknown> | undefined): Agent
     contextWindowTokens: num(agent?.context_window_tokens, 200_000),
     builtinTools: BUILTIN_TOOL_NAMES.filter((n) => builtin.has(n)),
     customTools: custom,
+    usesMcp: Array.isArray(agent?.mcp_servers) && agent.mcp_servers.length > 0 && tools.some((t) => t.type === 'mcp_toolset'),
+    permissions: permissionsOf(tools),
   };
 }

@@ -1,13 +1,13 @@
 import type { LoggedEvent } from '../session/types';
 
 /** Events that give the model something new to respond to. */
-const INPUT_TYPES = new Set(['user.message', 'agent.tool_result', 'user.tool_result', 'user.custom_tool_result', 'system.message']);
+const INPUT_TYPES = new Set(['user.message', 'agent.tool_result', 'agent.mcp_tool_result', 'user.tool_result', 'user.custom_tool_result', 'system.message']);
 
 /**
  * Events from outside the brain that can give a session work: the host starts a brain for them
  * (a `user.interrupt` matters only to a session that is running, which already has a brain).
  */
-export const WAKING_TYPES: ReadonlySet<string> = new Set(['user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message']);
+export const WAKING_TYPES: ReadonlySet<string> = new Set(['user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message', 'user.tool_confirmation']);
 
 /** What a brain (or the supervisor) can tell from a session's log alone. */
 export interface LogAnalysis {
@@ -16,8 +16,15 @@ export interface LogAnalysis {
   lastSeq: number;
   /** A model request with no `span.model_request_end`: its brain died mid-request. */
   openRequest?: LoggedEvent;
-  /** Tool calls with no result yet, oldest first. */
+  /**
+   * Tool calls (the hands' and MCP servers') with no result yet that are not held for the user,
+   * oldest first: calls a brain was running when it stopped (their outcome is unknown).
+   */
   unansweredToolUses: LoggedEvent[];
+  /** Calls under `always_ask` waiting for the user's `user.tool_confirmation`, oldest first. */
+  awaitingConfirmation: LoggedEvent[];
+  /** Calls the user confirmed (allow or deny) that no brain has taken up yet. */
+  confirmedToolUses: ConfirmedCall[];
   /** Custom tool calls waiting for the client's `user.custom_tool_result`. */
   pendingCustomToolUses: LoggedEvent[];
   /** A `user.interrupt` that no turn-ending idle has answered yet. */
@@ -28,6 +35,19 @@ export interface LogAnalysis {
   needsModel: boolean;
   /** Failed model requests since the last one that succeeded (for retry limits across restarts). */
   failedRequestsInARow: number;
+}
+
+/** A call the user answered, and the answer (`user.tool_confirmation`). */
+export interface ConfirmedCall {
+  use: LoggedEvent;
+  confirmation: LoggedEvent;
+}
+
+/** Where a call under `always_ask` stands. */
+interface Asked {
+  confirmation?: LoggedEvent;
+  /** A brain logged that it starts running it (`session.status_running.run_confirmed`). */
+  started: boolean;
 }
 
 /**
@@ -42,6 +62,8 @@ export class LogFold {
   private openRequest: LoggedEvent | undefined;
   private readonly toolUses = new Map<string, LoggedEvent>();
   private readonly customToolUses = new Map<string, LoggedEvent>();
+  /** Calls under always_ask with no result yet. */
+  private readonly asked = new Map<string, Asked>();
   private interruptPending: LoggedEvent | undefined;
   private handledThrough = 0;
   private lastInputSeq = 0;
@@ -54,9 +76,12 @@ export class LogFold {
   fold(e: LoggedEvent): void {
     this.lastSeq = e.seq;
     switch (e.type) {
-      case 'session.status_running':
+      case 'session.status_running': {
         this.status = 'running';
+        const asked = typeof e.run_confirmed === 'string' ? this.asked.get(e.run_confirmed) : undefined;
+        if (asked?.confirmation) asked.started = true;
         break;
+      }
       case 'session.status_rescheduled':
         this.status = 'rescheduling';
         break;
@@ -89,11 +114,23 @@ export class LogFold {
         break;
       }
       case 'agent.tool_use':
+      case 'agent.mcp_tool_use':
         this.toolUses.set(e.id, e);
+        if (e.evaluated_permission === 'ask') this.asked.set(e.id, { started: false });
         break;
+      case 'user.tool_confirmation': {
+        // The door refuses any other confirmation; the first answer counts all the same.
+        const asked = this.asked.get(String(e.tool_use_id));
+        if (asked && !asked.confirmation) asked.confirmation = e;
+        break;
+      }
       case 'agent.tool_result':
       case 'user.tool_result':
         this.toolUses.delete(String(e.tool_use_id));
+        this.asked.delete(String(e.tool_use_id));
+        break;
+      case 'agent.mcp_tool_result':
+        this.toolUses.delete(String(e.mcp_tool_use_id));
         break;
       case 'agent.custom_tool_use':
         this.customToolUses.set(e.id, e);
@@ -107,19 +144,31 @@ export class LogFold {
 
   /** What is pending now (costs the number of pending calls, not the length of the log). */
   analysis(): LogAnalysis {
-    const unansweredToolUses = [...this.toolUses.values()];
+    const unansweredToolUses: LoggedEvent[] = [];
+    const awaitingConfirmation: LoggedEvent[] = [];
+    const confirmedToolUses: ConfirmedCall[] = [];
+    for (const use of this.toolUses.values()) {
+      const asked = this.asked.get(use.id);
+      if (!asked || asked.started) unansweredToolUses.push(use);
+      else if (asked.confirmation) confirmedToolUses.push({ use, confirmation: asked.confirmation });
+      else awaitingConfirmation.push(use);
+    }
     const pendingCustomToolUses = [...this.customToolUses.values()];
     const needsModel =
       this.lastInputSeq > this.handledThrough &&
       !this.openRequest &&
       !this.interruptPending &&
       unansweredToolUses.length === 0 &&
+      awaitingConfirmation.length === 0 &&
+      confirmedToolUses.length === 0 &&
       pendingCustomToolUses.length === 0;
     return {
       status: this.status,
       lastSeq: this.lastSeq,
       openRequest: this.openRequest,
       unansweredToolUses,
+      awaitingConfirmation,
+      confirmedToolUses,
       pendingCustomToolUses,
       interruptPending: this.interruptPending,
       handledThrough: this.handledThrough,
@@ -147,6 +196,8 @@ export function hasWork(a: LogAnalysis): boolean {
     a.openRequest !== undefined ||
     a.interruptPending !== undefined ||
     a.unansweredToolUses.length > 0 ||
+    a.confirmedToolUses.length > 0 ||
+    (a.awaitingConfirmation.length > 0 && a.status !== 'idle') ||
     (a.pendingCustomToolUses.length > 0 && a.status !== 'idle') ||
     a.status === 'running' ||
     a.status === 'rescheduling'

@@ -29,7 +29,8 @@ const imageBlock = z.strictObject({
 const modelErrorType = z.enum(['model_rate_limited_error', 'model_overloaded_error', 'model_request_failed_error']);
 
 export const brainEventInput = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('session.status_running') }),
+  /** Corral: `run_confirmed` names a call the user allowed that this brain starts now (so a brain after a crash knows it may have run). */
+  z.strictObject({ type: z.literal('session.status_running'), run_confirmed: eventId.optional() }),
   z.strictObject({
     type: z.literal('session.status_idle'),
     stop_reason: z.discriminatedUnion('type', [
@@ -71,8 +72,31 @@ export const brainEventInput = z.discriminatedUnion('type', [
     signature: z.string().max(64 * 1024).optional(),
     redacted: z.literal(true).optional(),
   }),
-  z.strictObject({ type: z.literal('agent.tool_use'), name: toolName, input: toolInput, model_tool_use_id: z.string().min(1).max(256), input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional() }),
+  z.strictObject({
+    type: z.literal('agent.tool_use'),
+    name: toolName,
+    input: toolInput,
+    model_tool_use_id: z.string().min(1).max(256),
+    input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional(),
+    evaluated_permission: z.enum(['allow', 'ask', 'deny']).optional(),
+    evaluation: z.strictObject({ type: z.enum(['always_allow', 'always_ask']) }).optional(),
+  }),
   z.strictObject({ type: z.literal('agent.custom_tool_use'), name: toolName, input: toolInput, model_tool_use_id: z.string().min(1).max(256), input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional() }),
+  z.strictObject({
+    type: z.literal('agent.mcp_tool_use'),
+    name: toolName,
+    mcp_server_name: z.string().min(1).max(255),
+    input: toolInput,
+    model_tool_use_id: z.string().min(1).max(256),
+    input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('agent.mcp_tool_result'),
+    mcp_tool_use_id: eventId,
+    content: z.array(z.discriminatedUnion('type', [textBlock, imageBlock])).min(1).max(100),
+    is_error: z.boolean(),
+    details: z.custom<Record<string, unknown>>((v) => isBoundedJsonObject(v, 64 * 1024, 16), { message: 'must be a small JSON object' }).optional(),
+  }),
   z.strictObject({
     type: z.literal('agent.tool_result'),
     tool_use_id: eventId,

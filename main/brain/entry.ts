@@ -10,6 +10,7 @@ import { createHostChannel } from './host-channel';
 import type { BrainToHost, HostToBrain } from './ipc-protocol';
 import { createAnthropicCaller } from './model';
 import { SessionView } from './session-view';
+import { splitDelta } from './live-text';
 
 const sessionId = process.argv[2];
 if (!sessionId || !process.send) {
@@ -27,7 +28,11 @@ const io: BrainIO = {
   execute: (call, signal) => host.request('execute', call, signal),
   agent: () => host.request('agent', {}),
   hands: () => host.request('hands', {}),
-  delta: (delta) => host.notify({ t: 'delta', delta }),
+  mcpTools: () => host.request('mcpTools', {}),
+  mcpCall: (call, signal) => host.request('mcpCall', call, signal),
+  delta: (delta) => {
+    for (const piece of splitDelta(delta)) host.notify({ t: 'delta', delta: piece });
+  },
   flush: () => host.flush(),
   toolDefinitions: builtinToolDefinitions,
 };
@@ -49,8 +54,10 @@ process.on('message', (m: HostToBrain) => {
   if (m.t !== 'events') return;
   view.accept(m.events);
   for (const e of m.events) {
-    if (e.type === 'user.interrupt') harness.interrupt();
-    else if (WAKING_TYPES.has(e.type)) wake();
+    if (e.type === 'user.interrupt') {
+      harness.interrupt();
+      wake(); // an idle session's calls waiting for the user are answered "not run"
+    } else if (WAKING_TYPES.has(e.type)) wake();
   }
 });
 // The host is gone: nothing this process holds matters, and a new host will wake a new brain.

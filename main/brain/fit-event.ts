@@ -34,6 +34,7 @@ export function fitToLog(event: EventInput): EventInput[] {
     case 'agent.message':
       return splitMessage(event);
     case 'agent.tool_use':
+    case 'agent.mcp_tool_use':
     case 'agent.custom_tool_use': {
       const dropped: DroppedInput = { bytes: bytesOf(event.input), reason: `the input (${mib(bytesOf(event.input))}) is over the log's limit of 4 MiB per event` };
       return [{ ...event, input: {}, input_dropped: dropped }];

@@ -2,7 +2,8 @@ import type { HandInfo } from '../hands/registry';
 import type { ToolOutcome } from '../hands/types';
 import type { EventSlice, LoggedEvent } from '../session/types';
 import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
-import type { LogAnalysis } from './analyse';
+import type { ConfirmedCall, LogAnalysis } from './analyse';
+import { deniedText, evaluateCall, notAvailableText } from './permissions';
 import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
 import { fitToLog, type DroppedInput } from './fit-event';
@@ -11,7 +12,8 @@ import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, ty
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
 import { retryDelayMs, type RetryPolicy } from './retry';
-import { resultKey, toolResultEvent } from './tool-result-event';
+import { resultEventFor, resultKey } from './tool-result-event';
+import type { McpToolDefinition } from '../mcp/names';
 import type { SessionView } from './session-view';
 
 /** Everything a brain does to the world, through the host. */
@@ -35,6 +37,10 @@ export interface BrainIO {
   flush?(): void;
   /** Tool definitions of the built-in tools, given the session's hands. */
   toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
+  /** The enabled tools of the session's MCP servers (the host holds the connections and tokens). */
+  mcpTools?(): Promise<McpToolDefinition[]>;
+  /** Runs an `agent.mcp_tool_use` through the host, which records its `agent.mcp_tool_result` and answers with it. */
+  mcpCall?(call: { server: string; tool: string; input: Record<string, unknown>; toolUseId: string }, signal: AbortSignal): Promise<LoggedEvent>;
 }
 
 /** Retry policy of model requests. */
@@ -45,6 +51,9 @@ export type HarnessOptions = RetryPolicy & {
 
 /** Bytes of events the read_session_events tool reads at most (its output is capped anyway). */
 const READ_TOOL_BYTES = 256 * 1024;
+
+/** Corral's own tools that only read the session's log: never held for the user. */
+const ALWAYS_ALLOWED: ReadonlySet<string> = new Set([READ_SESSION_TOOL.name]);
 
 const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
@@ -65,6 +74,9 @@ export class Harness {
   private handsVersion = -1;
   /** The request's tools for the current agent and hands (kept while neither changes). */
   private tools?: ToolDefinition[];
+  /** The session's MCP tools by model-facing name (asked of the host each step: it caches them). */
+  private mcp = new Map<string, McpToolDefinition>();
+  private mcpSig = '';
 
   constructor(
     private readonly io: BrainIO,
@@ -93,9 +105,12 @@ export class Harness {
       if (a.interruptPending) await this.finishInterrupted(a);
       else if (a.openRequest) await this.closeAbandoned(a.openRequest);
       else if (a.unansweredToolUses.length > 0) await this.answerUnknown(a.unansweredToolUses);
+      else if (a.confirmedToolUses.length > 0) await this.takeUpConfirmed(a.confirmedToolUses, a.status);
       else if (a.needsModel) await this.modelStep(a);
-      else if (a.pendingCustomToolUses.length > 0 && a.status !== 'idle') {
-        await this.idle({ type: 'requires_action', event_ids: a.pendingCustomToolUses.map((e) => e.id) }, a.lastSeq);
+      else if (a.awaitingConfirmation.length + a.pendingCustomToolUses.length > 0 && a.status !== 'idle') {
+        // Calls held for the user: the session waits for them (the API's requires_action).
+        const waiting = [...a.awaitingConfirmation, ...a.pendingCustomToolUses].sort((x, y) => x.seq - y.seq);
+        await this.idle({ type: 'requires_action', event_ids: waiting.map((e) => e.id) }, a.lastSeq);
         return;
       } else if (a.status === 'running' || a.status === 'rescheduling') {
         await this.idle({ type: 'end_turn' }, a.lastSeq);
@@ -115,7 +130,19 @@ export class Harness {
       const version = this.view.handsVersion;
       this.useHands(await this.io.hands(), version);
     }
-    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, READ_SESSION_TOOL];
+    if (cfg.usesMcp && this.io.mcpTools) {
+      // The host lists a server's tools once and keeps them until the server says they changed.
+      // A failed listing keeps the tools known so far (the host reports server failures itself).
+      const list = await this.io.mcpTools().catch(() => [...this.mcp.values()]);
+      const sig = JSON.stringify(list);
+      if (sig !== this.mcpSig) {
+        this.mcpSig = sig;
+        this.mcp = new Map(list.map((t) => [t.name, t]));
+        this.tools = undefined;
+      }
+    }
+    const mcpDefs = [...this.mcp.values()].map(({ name, description, input_schema }) => ({ name, description, input_schema }) as ToolDefinition);
+    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, ...mcpDefs, READ_SESSION_TOOL];
     return this.tools;
   }
 
@@ -133,11 +160,16 @@ export class Harness {
 
   private async finishInterrupted(a: LogAnalysis): Promise<void> {
     let last = a.lastSeq;
+    // Calls held for the user were never run: the interrupt answers them so.
+    for (const tu of [...a.awaitingConfirmation, ...a.confirmedToolUses.map((c) => c.use)]) {
+      const [e] = await this.emit([toolResult(tu, 'Not run: the session was interrupted while this call waited for the user.', true)], resultKey(tu.id));
+      last = Math.max(last, e!.seq);
+    }
     for (const tu of a.unansweredToolUses) {
       const text = this.loggedHere.has(tu.id)
         ? 'Not run: the session was interrupted before this call started.'
         : 'Outcome unknown: the brain stopped while this call was in flight, then the session was interrupted. It may or may not have run; check before repeating it.';
-      const [e] = await this.emit([toolResult(tu.id, text, true)], resultKey(tu.id));
+      const [e] = await this.emit([toolResult(tu, text, true)], resultKey(tu.id));
       last = Math.max(last, e!.seq);
     }
     if (a.openRequest) {
@@ -157,7 +189,7 @@ export class Harness {
       await this.emit(
         [
           toolResult(
-            tu.id,
+            tu,
             'Outcome unknown: the brain stopped while this call was in flight. It may or may not have run (files written, commands started); check the state before repeating it.',
             true,
             { outcome: 'unknown' },
@@ -166,6 +198,27 @@ export class Harness {
         resultKey(tu.id),
       );
     }
+  }
+
+  /**
+   * Runs the calls the user answered: a denial is the model's error result with the user's
+   * reason; an allowed call is marked as started in the log first (a brain that takes over after
+   * a crash then answers it "outcome unknown" rather than running it twice).
+   */
+  private async takeUpConfirmed(confirmed: ConfirmedCall[], status: LogAnalysis['status']): Promise<void> {
+    let running = status === 'running';
+    for (const { use, confirmation } of confirmed) {
+      if (this.abort.signal.aborted) return; // the loop answers the rest
+      if (confirmation.result !== 'allow') {
+        await this.emit([toolResult(use, deniedText(confirmation.deny_message as string | null | undefined), true, { denied: true })], resultKey(use.id));
+        continue;
+      }
+      await this.emit([{ type: 'session.status_running', run_confirmed: use.id }], `runc:${use.id}`);
+      running = true;
+      await this.runTool(use, this.abort.signal);
+    }
+    // A status change for a turn made only of denials (the session was idle, waiting).
+    if (!running) await this.emit([{ type: 'session.status_running' }], `running:${confirmed.at(-1)!.confirmation.id}`);
   }
 
   private async modelStep(a: LogAnalysis): Promise<void> {
@@ -188,6 +241,8 @@ export class Harness {
     started.catch(() => {}); // awaited below
     this.io.flush?.(); // before the request is even serialised (a long session's takes a while)
     const customNames = new Set(cfg.customTools.map((t) => t.name));
+    const offered = new Set(tools.map((t) => t.name));
+    const evaluate = (name: string) => evaluateCall(name, offered, cfg.permissions, ALWAYS_ALLOWED);
     const logged: LoggedEvent[] = [];
     const signal = this.abort.signal;
     // Text and thinking blocks get their event id when they start, so live text can name the
@@ -208,11 +263,11 @@ export class Harness {
             this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
           },
           onBlock: async (block, index) => {
-            const input = blockToEvent(block, customNames, ids.get(index));
+            const input = blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
             if (!input) return;
             const start = await started;
             const [e] = await this.emit([input], `blk:${start.id}:${index}`);
-            if (e!.type === 'agent.tool_use') this.loggedHere.add(e!.id);
+            if (e!.type === 'agent.tool_use' || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
           },
           onTextDelta: (index, text) => {
@@ -227,7 +282,9 @@ export class Harness {
       await this.afterFailure(await started, failure, logged, a);
       return;
     }
-    const calls = logged.filter((e) => e.type === 'agent.tool_use');
+    // Calls to tools that were not offered are answered at once; calls held for the user wait.
+    // (MCP calls have no permission policy yet: they run.)
+    const calls = logged.filter((e) => (e.type === 'agent.tool_use' && e.evaluated_permission === 'allow') || e.type === 'agent.mcp_tool_use');
     const start = await started;
     const ended = this.emit([{ ...requestEnd(start.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start.id}`);
     // The host handles a brain's messages in order: the end is logged before the first call
@@ -235,6 +292,9 @@ export class Harness {
     const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
     first?.catch(() => {}); // awaited below, after the end
     await ended;
+    for (const tu of logged.filter((e) => e.type === 'agent.tool_use' && e.evaluated_permission === 'deny')) {
+      await this.emit([toolResult(tu, notAvailableText(String(tu.name)), true)], resultKey(tu.id));
+    }
     for (const [i, tu] of calls.entries()) {
       const run = i === 0 ? first : signal.aborted ? undefined : this.runTool(tu, signal);
       if (!run) return; // interrupted: the loop answers the calls not run
@@ -249,7 +309,16 @@ export class Harness {
     let outcome: ToolOutcome;
     const dropped = tu.input_dropped as DroppedInput | undefined;
     if (dropped) outcome = { content: `Not run: ${dropped.reason}, so it was not kept. Send large content in several smaller calls.`, isError: true };
-    else if (tu.name === READ_SESSION_TOOL.name) outcome = await this.readSessionTool(input);
+    else if (tu.type === 'agent.mcp_tool_use') {
+      try {
+        if (!this.io.mcpCall) throw new Error('this brain has no MCP client');
+        const recorded = await this.io.mcpCall({ server: String(tu.mcp_server_name), tool: String(tu.name), input, toolUseId: tu.id }, signal);
+        this.view.accept([recorded]);
+        return;
+      } catch (err) {
+        outcome = { content: `The MCP call failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+      }
+    } else if (tu.name === READ_SESSION_TOOL.name) outcome = await this.readSessionTool(input);
     else {
       const { hand, ...rest } = input;
       try {
@@ -260,7 +329,7 @@ export class Harness {
         outcome = { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
       }
     }
-    await this.emit([toolResultEvent(tu.id, outcome)], resultKey(tu.id));
+    await this.emit([resultEventFor(tu, outcome)], resultKey(tu.id));
   }
 
   private async readSessionTool(input: Record<string, unknown>): Promise<ToolOutcome> {
@@ -284,8 +353,8 @@ export class Harness {
     );
     if (failure.aborted) return; // the interrupt is handled by the loop
     // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
-    for (const tu of logged.filter((e) => e.type === 'agent.tool_use')) {
-      await this.emit([toolResult(tu.id, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
+    for (const tu of logged.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use')) {
+      await this.emit([toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
     }
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
@@ -308,8 +377,8 @@ export class Harness {
 
 }
 
-function toolResult(toolUseId: string, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
-  return toolResultEvent(toolUseId, { content: text, isError, details });
+function toolResult(call: LoggedEvent, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
+  return resultEventFor(call, { content: text, isError, details });
 }
 
 function requestEnd(
@@ -330,7 +399,13 @@ function requestEnd(
 }
 
 /** The event a finished block becomes (`id`: the one its live text already named). */
-function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string | undefined): BrainEventInput | undefined {
+function blockToEvent(
+  block: FinishedBlock,
+  customNames: Set<string>,
+  id: string | undefined,
+  mcp: ReadonlyMap<string, McpToolDefinition>,
+  evaluate: (name: string) => ReturnType<typeof evaluateCall>,
+): BrainEventInput | undefined {
   const named = id ? { id } : {};
   switch (block.type) {
     case 'text':
@@ -341,7 +416,9 @@ function blockToEvent(block: FinishedBlock, customNames: Set<string>, id: string
       return { type: 'agent.thinking', ...named, redacted: true };
     case 'tool_use': {
       const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
-      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call };
+      const tool = mcp.get(block.name);
+      if (tool) return { type: 'agent.mcp_tool_use', ...call, name: tool.tool_name, mcp_server_name: tool.mcp_server_name };
+      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call, ...evaluate(block.name) };
     }
   }
 }

@@ -2,6 +2,7 @@ import type { EventSlice, LoggedEvent } from '../session/types';
 import type { HandInfo } from '../hands/registry';
 import type { BrainEventInput } from './brain-event-schema';
 import type { LiveDelta } from './live-text';
+import type { McpToolDefinition } from '../mcp/names';
 
 /**
  * Requests a brain process makes of its host, by operation: the one map both ends are typed
@@ -23,6 +24,13 @@ export interface BrainRequests {
   hands: { args: Record<string, never>; result: HandInfo[] };
   /** The session's agent snapshot. */
   agent: { args: Record<string, never>; result: Record<string, unknown> | undefined };
+  /** The enabled tools of the session's MCP servers (the host connects to them, with the vault's tokens). */
+  mcpTools: { args: Record<string, never>; result: McpToolDefinition[] };
+  /**
+   * Runs the MCP call `toolUseId` (an `agent.mcp_tool_use`) through the host's client and records
+   * its `agent.mcp_tool_result`; answers with it.
+   */
+  mcpCall: { args: { server: string; tool: string; input: Record<string, unknown>; toolUseId: string }; result: LoggedEvent };
 }
 export type BrainOp = keyof BrainRequests;
 

@@ -37,6 +37,8 @@ export const requestArgs: { [Op in BrainOp]: z.ZodType<BrainRequests[Op]['args']
   execute: z.strictObject({ name: toolName, input: toolInput, hand: z.string().min(1).max(128).optional(), toolUseId: eventId }),
   hands: noArgs,
   agent: noArgs,
+  mcpTools: noArgs,
+  mcpCall: z.strictObject({ server: z.string().min(1).max(255), tool: toolName, input: toolInput, toolUseId: eventId }),
 };
 
 const liveDelta = z.discriminatedUnion('type', [

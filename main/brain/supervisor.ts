@@ -11,7 +11,8 @@ import type { LiveDelta } from './live-text';
 import { LiveTextRelay } from './live-text-relay';
 import type { BrainRequest, HostToBrain } from './ipc-protocol';
 import { parseBatchedMessage, parseBrainMessage } from './ipc-schema';
-import { resultKey, toolResultEvent } from './tool-result-event';
+import { mcpToolResultEvent, resultKey, toolResultEvent } from './tool-result-event';
+import type { BrainMcp } from '../mcp/brain-mcp';
 import { brainEnvironment } from '../vault/brain-env';
 
 /** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
@@ -37,6 +38,8 @@ export interface SupervisorOptions {
   redactDelta?: (sessionId: string, delta: LiveDelta) => LiveDelta | null;
   /** Where brain starts, exits and crashes are logged. */
   logger?: Logger;
+  /** The host's MCP client (absent: sessions' MCP servers give no tools). */
+  mcp?: BrainMcp;
 }
 
 interface Running {
@@ -142,10 +145,17 @@ export class BrainSupervisor {
     }
     if (WAKING_TYPES.has(event.type)) this.wake(sessionId);
     else if (event.type === 'user.interrupt') {
-      // Only a running session has something to interrupt (and it normally has a brain).
+      // A running session has something to interrupt (and it normally has a brain); an idle one
+      // may hold calls waiting for the user's confirmation, which the interrupt answers.
       const status = this.opts.log.findSession(sessionId)?.status;
-      if (status === 'running' || status === 'rescheduling') this.wake(sessionId);
+      if (status === 'running' || status === 'rescheduling' || (status === 'idle' && this.waitsForUser(sessionId))) this.wake(sessionId);
     }
+  }
+
+  /** Whether the session's last idle was for calls waiting for the user (one indexed read). */
+  private waitsForUser(sessionId: string): boolean {
+    const [idle] = this.opts.log.getEventPage(sessionId, { types: ['session.status_idle'], order: 'desc', limit: 1 }).events;
+    return (idle?.stop_reason as { type?: string } | undefined)?.type === 'requires_action';
   }
 
   private send(sessionId: string, brain: Running, message: HostToBrain): void {
@@ -208,6 +218,11 @@ export class BrainSupervisor {
           return this.reply(sessionId, brain, m.id, this.opts.log.getSession(sessionId).record.agent);
         case 'hands':
           return this.reply(sessionId, brain, m.id, this.opts.hands.list(sessionId));
+        case 'mcpTools':
+          if (!this.opts.mcp) return this.reply(sessionId, brain, m.id, []);
+          return void this.opts.mcp.tools(sessionId).then((tools) => this.reply(sessionId, brain, m.id, tools), fail);
+        case 'mcpCall':
+          return void this.mcpCall(sessionId, brain, m).catch(fail);
       }
     } catch (err) {
       fail(err);
@@ -259,9 +274,27 @@ export class BrainSupervisor {
     this.append(sessionId, brain, m.id, [toolResultEvent(m.args.toolUseId, outcome)], resultKey(m.args.toolUseId), (out) => out[0]);
   }
 
+  /** An MCP call, recorded as it ends like a hand's (see execute). */
+  private async mcpCall(sessionId: string, brain: Running, m: BrainRequest<'mcpCall'>): Promise<void> {
+    const ctrl = new AbortController();
+    brain.calls.set(m.id, ctrl);
+    let outcome;
+    try {
+      outcome = this.opts.mcp
+        ? await this.opts.mcp.call(sessionId, m.args.server, m.args.tool, m.args.input, ctrl.signal)
+        : { content: 'This host has no MCP client.', isError: true };
+    } finally {
+      brain.calls.delete(m.id);
+    }
+    if (this.stopped) return;
+    this.append(sessionId, brain, m.id, [mcpToolResultEvent(m.args.toolUseId, outcome)], resultKey(m.args.toolUseId), (out) => out[0]);
+  }
+
   private onBrainExit(sessionId: string, brain: Running, code: number | null, signal: string | null): void {
     if (this.running.get(sessionId) !== brain) return;
     this.running.delete(sessionId);
+    // Its MCP connections go with it (a new brain connects and lists the tools again).
+    void this.opts.mcp?.closeSession(sessionId);
     this.liveText.clear(sessionId);
     // Whatever the dead brain started on a hand is stopped: its outcome is reported as unknown.
     for (const c of brain.calls.values()) c.abort();

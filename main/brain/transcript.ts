@@ -1,4 +1,5 @@
 import type { LoggedEvent } from '../session/types';
+import { mcpModelToolName } from '../mcp/names';
 
 /** A content block of a Messages API request (the subset the brain produces). */
 export type Block = { type: string; cache_control?: { type: 'ephemeral' }; [k: string]: unknown };
@@ -45,10 +46,13 @@ export function partOf(e: LoggedEvent): TranscriptPart | undefined {
     case 'agent.tool_use':
     case 'agent.custom_tool_use':
       return { role: 'assistant', blocks: [{ type: 'tool_use', id: e.id, name: e.name, input: e.input ?? {} }] };
+    case 'agent.mcp_tool_use':
+      return { role: 'assistant', blocks: [{ type: 'tool_use', id: e.id, name: mcpModelToolName(String(e.mcp_server_name), String(e.name)), input: e.input ?? {} }] };
     case 'agent.tool_result':
+    case 'agent.mcp_tool_result':
     case 'user.tool_result':
     case 'user.custom_tool_result': {
-      const id = e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.tool_use_id;
+      const id = e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id;
       const content = textBlocks(e.content);
       return {
         role: 'user',

@@ -9,9 +9,10 @@ import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPo
 import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
-import { applyResources } from './resources';
+import { applyResources, type RepoRouter } from './resources';
+import { localReach, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
-import { writeTextFile } from './write-text';
+import { writeTextFile, type TextFilter } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
@@ -59,6 +60,12 @@ export interface HandRegistryOptions {
   kinds: Record<string, RemoteHandKind<any>>;
   /** Where provisioning failures and lost hands are logged. */
   logger?: Logger;
+  /** The host's git proxy: repositories with a token in the session's vaults are cloned and reached through it. */
+  git?: RepoRouter;
+  /** Variables from the vault (environment_variable placeholders, the egress proxy) for the session's hands. */
+  handEnv?: HandEnvSource;
+  /** A fresh redactor of the vault's values for each full output kept in DATA/outputs (undefined: nothing to redact). */
+  redactStream?: () => TextFilter | undefined;
 }
 
 /**
@@ -265,7 +272,7 @@ export class HandRegistry {
           sandbox: off ? false : sandboxPolicy(this.places, config),
           sandboxOffReason: off,
           tmpDir: path.join(this.opts.workRoot, '.tmp', `${sessionId}-${spec.name}`),
-          env: config.env as Record<string, string> | undefined,
+          env: { ...(config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, localReach(!off))) },
           ledger: this.ledger,
         });
         const sandbox = await hand.sandboxState();
@@ -279,7 +286,8 @@ export class HandRegistry {
         const shell = await kind.connect(spec.config, { signal, label });
         workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env: spec.config.env as Record<string, string> | undefined }), shell, extra: kind.extraTools ?? [] };
+        const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p))) };
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
           // whichever session holds the hand now records it.
@@ -289,7 +297,7 @@ export class HandRegistry {
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
-      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir }, signal);
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git }, signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts });
       return got;
     } catch (err) {
@@ -311,7 +319,7 @@ export class HandRegistry {
     // Transcripts are private: 0700 folders, 0600 files (whatever the umask).
     await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
     const name = `${(toolUseId ?? `call_${Date.now()}`).replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
-    await writeTextFile(path.join(dir, name), fullOutput);
+    await writeTextFile(path.join(dir, name), fullOutput, undefined, undefined, this.opts.redactStream?.());
     return { ...rest, details: { ...rest.details, full_output: { file: name, chars: fullOutput.length } } };
   }
 }

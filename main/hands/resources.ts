@@ -7,6 +7,7 @@ import type { SessionLog } from '../session/store';
 import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
+import { hostGitEnv } from '../child-env';
 
 interface RepoResource {
   id?: string;
@@ -22,6 +23,14 @@ export interface ResourceTarget {
   /** Set for remote hands: the tree cloned here is unpacked there through it. */
   shell?: RemoteShell;
   workDir: string;
+  /** The host's git proxy (repositories with a token in the session's vaults go through it). */
+  git?: RepoRouter;
+}
+
+/** Routes a session's repository through the host's authenticating git proxy (main/vault/git-proxy.ts). */
+export interface RepoRouter {
+  /** The route when the session's vaults hold a token for the repository; undefined otherwise. */
+  route(sessionId: string, url: string): Promise<{ port: number; path: string; url: string } | undefined>;
 }
 
 /** A repository larger than this (as a tar, history included) is not shipped to a hand. */
@@ -50,8 +59,14 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
     const dest = repoTarget(repo.mount_path, repo.url);
     const started = Date.now();
     let outcome: { via: 'this machine' | 'the hand'; error?: undefined } | { error: string; via?: undefined };
+    let remote: string | undefined;
     try {
-      outcome = target.shell ? await shipClone(repo, dest, target.shell, target.workDir, signal) : await cloneLocally(repo, path.resolve(target.workDir, dest), signal);
+      // With a token in the vault: cloned here through the proxy, the token never on disk.
+      const route = await target.git?.route(sessionId, repo.url);
+      const from = route ? { ...repo, url: route.url } : repo;
+      if (route) remote = await pointRemoteAtProxy(repo, from, dest, target, route, signal);
+      else outcome = target.shell ? await shipClone(from, dest, target.shell, target.workDir, signal) : await cloneLocally(from, path.resolve(target.workDir, dest), signal);
+      outcome ??= { via: 'this machine' };
     } catch (err) {
       const hereFailed = err instanceof Error ? err.message : String(err);
       if (signal?.aborted || !target.shell) outcome = { error: hereFailed };
@@ -68,7 +83,44 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
       path: dest,
       duration_ms: Date.now() - started,
       ...(outcome.error === undefined ? { cloned_on: outcome.via } : { error: outcome.error.slice(-2000) }),
+      ...(remote ? { git_remote: remote } : {}),
     });
+  }
+}
+
+/**
+ * Clones through the proxy and points the clone's `origin` at the proxy as the hand reaches it
+ * (local: loopback; SSH: a forwarded port; a container on the host's network: loopback). When
+ * the hand cannot reach the proxy, `origin` is the repository's own URL (no token: pushing and
+ * pulling from the hand then fail, but the checkout is there). Says which.
+ */
+async function pointRemoteAtProxy(
+  repo: RepoResource,
+  from: RepoResource,
+  dest: string,
+  target: ResourceTarget,
+  route: { port: number; path: string; url: string },
+  signal?: AbortSignal,
+): Promise<'git proxy' | 'direct (the hand cannot reach the git proxy)'> {
+  if (!target.shell) {
+    const dir = path.resolve(target.workDir, dest);
+    await cloneLocally(from, dir, signal);
+    await run('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+    return 'git proxy';
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
+  try {
+    const reach = await target.shell.reachHost?.(route.port).catch(() => undefined);
+    const url = reach ? `http://${reach.host}:${reach.port}${route.path}` : repo.url;
+    await clone(from, path.join(tmp, 'repo'), signal);
+    // Set here, before packing: the hand may have no git of its own to set it with.
+    await run('git', ['-C', path.join(tmp, 'repo'), 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
+    // The git proxy is reached directly, never through the egress proxy a hand's HTTP_PROXY names.
+    if (reach) await run('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+    await unpack(path.join(tmp, 'repo'), dest, target.shell, target.workDir, signal);
+    return reach ? 'git proxy' : 'direct (the hand cannot reach the git proxy)';
+  } finally {
+    await fs.promises.rm(tmp, { recursive: true, force: true });
   }
 }
 
@@ -85,22 +137,27 @@ async function shipClone(repo: RepoResource, dest: string, shell: RemoteShell, w
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
     await clone(repo, path.join(tmp, 'repo'), signal);
-    const tar = await run('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone' });
-    const stderr: string[] = [];
-    const res = await shell.exec(`mkdir -p ${shq(dest)} && tar -xf - -C ${shq(dest)}`, {
-      cwd: workDir,
-      stdin: tar,
-      signal,
-      onOutput: (chunk, stream) => void (stream === 'stderr' && stderr.push(chunk.toString('utf8'))),
-    });
-    if (res.exitCode !== 0) {
-      const why = res.lost ?? (res.exitCode === null ? `stopped${res.signal ? ` by SIG${res.signal}` : ''}` : `exit code ${res.exitCode}`);
-      throw new Error(`unpacking on the hand failed (${why}): ${stderr.join('').trim().slice(-1000)}`);
-    }
+    await unpack(path.join(tmp, 'repo'), dest, shell, workDir, signal);
     return { via: 'this machine' };
   } finally {
     // Not rmSync: a clone may hold tens of thousands of files, seconds of the host's loop.
     await fs.promises.rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Packs a clone here and unpacks it on the remote hand. */
+async function unpack(dir: string, dest: string, shell: RemoteShell, workDir: string, signal?: AbortSignal): Promise<void> {
+  const tar = await run('tar', ['-C', dir, '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone' });
+  const stderr: string[] = [];
+  const res = await shell.exec(`mkdir -p ${shq(dest)} && tar -xf - -C ${shq(dest)}`, {
+    cwd: workDir,
+    stdin: tar,
+    signal,
+    onOutput: (chunk, stream) => void (stream === 'stderr' && stderr.push(chunk.toString('utf8'))),
+  });
+  if (res.exitCode !== 0) {
+    const why = res.lost ?? (res.exitCode === null ? `stopped${res.signal ? ` by SIG${res.signal}` : ''}` : `exit code ${res.exitCode}`);
+    throw new Error(`unpacking on the hand failed (${why}): ${stderr.join('').trim().slice(-1000)}`);
   }
 }
 
@@ -131,7 +188,7 @@ function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes
     const child = spawn(cmd, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       // COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
+      env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
       signal: opts.signal,
       timeout: CLONE_TIMEOUT_MS,
     });

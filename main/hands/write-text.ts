@@ -5,23 +5,43 @@ const SLICE_CHARS = 1024 * 1024;
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 
+/** Rewrites text slice by slice (the vault's stream redactor): may hold text back until `end`. */
+export interface TextFilter {
+  push(chunk: string): string;
+  end(): string;
+}
+
 /**
  * Writes a string to a file as UTF-8, a slice at a time. `fs.promises.writeFile` encodes the
  * whole string at once on the calling thread (50–100 ms for 64 MiB here); this never holds the
- * host's event loop longer than one slice takes. Same bytes as writeFile.
+ * host's event loop longer than one slice takes. Same bytes as writeFile, unless a filter
+ * (e.g. redaction of the vault's values) rewrites the slices on the way.
  */
-export async function writeTextFile(file: string, text: string, sliceChars: number = SLICE_CHARS, mode = 0o600): Promise<void> {
+export async function writeTextFile(file: string, text: string, sliceChars: number = SLICE_CHARS, mode = 0o600, filter?: TextFilter): Promise<void> {
   // Private by default (the outputs are transcripts), whatever the umask.
   const handle = await fs.open(file, 'w', mode);
+  let carry = '';
+  const write = async (piece: string, last: boolean) => {
+    let t = carry + piece;
+    carry = '';
+    // A filter's output may end inside a surrogate pair: its first half waits for the rest.
+    if (!last && t.length > 0 && isHighSurrogate(t.charCodeAt(t.length - 1))) {
+      carry = t.slice(-1);
+      t = t.slice(0, -1);
+    }
+    const bytes = Buffer.from(t, 'utf8');
+    for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
+  };
   try {
     for (let start = 0; start < text.length; ) {
       let end = Math.min(text.length, start + sliceChars);
       // A surrogate pair split across two slices would be encoded as two U+FFFD: keep it whole.
       if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end += end - start > 1 ? -1 : 1;
-      const bytes = Buffer.from(text.slice(start, end), 'utf8');
-      for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
+      const slice = text.slice(start, end);
+      await write(filter ? filter.push(slice) : slice, false);
       start = end;
     }
+    await write(filter ? filter.end() : '', true);
   } finally {
     await handle.close();
   }

@@ -1,8 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { EventAppender } from './append';
 import { newId } from '../db/ids';
 import type { Page } from '../db/pagination';
 import { listSessionIds, type SessionListQuery } from './list';
 import { EventReader, rowToEvent } from './read-events';
+import { SessionRows } from './rows';
 import { segmentsOf, type Segment } from './segments';
 import { Topic } from './subscriptions';
 import {
@@ -14,11 +16,9 @@ import {
   type EventSlice,
   type LoggedEvent,
   type SessionRow,
-  type SessionStatus,
-  type SessionUsageTotals,
 } from './types';
-import { checkEventInput, serialiseEvent } from './validate-event';
-import { addUsage, emptyUsage, statusOf, usageThrough } from './derived';
+import { checkEventInput } from './validate-event';
+import { emptyUsage, statusOf, usageThrough } from './derived';
 
 /** Fields a caller sets when creating a session. */
 export interface NewSession {
@@ -46,22 +46,6 @@ export interface EmitOptions {
   idempotencyKey?: string;
 }
 
-interface SessionDbRow {
-  id: string;
-  created_at: string;
-  updated_at: string;
-  archived_at: string | null;
-  deleted_at: string | null;
-  parent_id: string | null;
-  fork_seq: number | null;
-  status: string;
-  agent_id: string | null;
-  agent_version: number | null;
-  environment_id: string | null;
-  usage: string;
-  record: string;
-}
-
 /**
  * The session log: sessions and their append-only, gaplessly numbered events in one SQLite
  * file. Safe to use from several processes on one file (writers serialise on SQLite's write
@@ -72,25 +56,15 @@ export class SessionLog {
   private readonly events = new Topic<string, LoggedEvent>();
   private readonly sessions = new Topic<'all', SessionChange>();
   private readonly everything = new Topic<'all', LoggedEventOf>();
-  private readonly q: Record<string, Statement>;
+  private readonly rows: SessionRows;
+  private readonly appender: EventAppender;
+  private readonly byId: Statement;
 
   constructor(private readonly db: Database) {
     this.reader = new EventReader(db);
-    this.q = {
-      session: db.prepare('SELECT * FROM sessions WHERE id = ?'),
-      insertSession: db.prepare(
-        `INSERT INTO sessions (id, created_at, updated_at, parent_id, fork_seq, status, agent_id, agent_version, environment_id, usage, record)
-         VALUES (@id, @created_at, @updated_at, @parent_id, @fork_seq, @status, @agent_id, @agent_version, @environment_id, @usage, @record)`,
-      ),
-      lastSeq: db.prepare('SELECT max(seq) AS seq FROM events WHERE session_id = ?'),
-      idem: db.prepare('SELECT seq, body FROM events WHERE session_id = ? AND idem_key = ? AND seq BETWEEN ? AND ?'),
-      insertEvent: db.prepare(
-        'INSERT INTO events (session_id, seq, id, type, processed_at, idem_key, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      setStatus: db.prepare('UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?'),
-      setUsage: db.prepare('UPDATE sessions SET usage = ? WHERE id = ?'),
-      byId: db.prepare('SELECT session_id, seq, body FROM events WHERE id = ?'),
-    };
+    this.rows = new SessionRows(db);
+    this.appender = new EventAppender(db, this.rows);
+    this.byId = db.prepare('SELECT session_id, seq, body FROM events WHERE id = ?');
   }
 
   // ---- sessions ----
@@ -102,7 +76,7 @@ export class SessionLog {
     const now = new Date().toISOString();
     const events = this.db
       .transaction(() => {
-        this.q.insertSession!.run({
+        this.rows.insert({
           id,
           created_at: now,
           updated_at: now,
@@ -115,7 +89,7 @@ export class SessionLog {
           usage: JSON.stringify(emptyUsage()),
           record: JSON.stringify(init.record ?? {}),
         });
-        return this.appendLocked(this.lookup(id)!, initialEvents, undefined);
+        return this.appender.appendLocked(this.lookup(id)!, initialEvents, undefined);
       })
       .immediate();
     this.sessions.publish('all', { kind: 'created', sessionId: id });
@@ -125,15 +99,15 @@ export class SessionLog {
 
   /** The session's record; throws SessionNotFoundError for an unknown or deleted id. */
   getSession(id: string): SessionRow {
-    const row = this.findRow(id);
+    const row = this.rows.find(id);
     if (!row) throw new SessionNotFoundError(id);
-    return this.toSession(row);
+    return this.rows.toSession(row);
   }
 
   /** Like getSession, but undefined for an unknown or deleted id. */
   findSession(id: string): SessionRow | undefined {
-    const row = this.findRow(id);
-    return row ? this.toSession(row) : undefined;
+    const row = this.rows.find(id);
+    return row ? this.rows.toSession(row) : undefined;
   }
 
   /** One page of sessions, newest first unless `q.order` says otherwise. */
@@ -147,17 +121,7 @@ export class SessionLog {
    * that no brain had picked up yet (the newest event is a message or a result).
    */
   sessionsToResume(): string[] {
-    const rows = this.db
-      .prepare(
-        // Input after the last idle, whatever came after it (a hand attached, a title changed).
-        `SELECT s.id FROM sessions s WHERE s.deleted_at IS NULL AND s.archived_at IS NULL AND (
-           s.status IN ('running', 'rescheduling') OR EXISTS (
-             SELECT 1 FROM events e WHERE e.session_id = s.id
-               AND e.type IN ('user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message')
-               AND e.seq > COALESCE((SELECT MAX(i.seq) FROM events i WHERE i.session_id = s.id AND i.type = 'session.status_idle'), 0)))`,
-      )
-      .all() as { id: string }[];
-    return rows.map((r) => r.id);
+    return this.rows.toResume();
   }
 
   /** Closes the database (the log is unusable afterwards). */
@@ -169,7 +133,7 @@ export class SessionLog {
   updateSessionRecord(id: string, update: (record: Record<string, unknown>) => Record<string, unknown>): SessionRow {
     this.db
       .transaction(() => {
-        const row = this.findRow(id);
+        const row = this.rows.find(id);
         if (!row) throw new SessionNotFoundError(id);
         const record = update(JSON.parse(row.record) as Record<string, unknown>);
         this.db
@@ -198,9 +162,9 @@ export class SessionLog {
   deleteSession(id: string): void {
     const deleted = this.db
       .transaction(() => {
-        const row = this.findRow(id);
+        const row = this.rows.find(id);
         if (!row) throw new SessionNotFoundError(id);
-        this.appendLocked(row, [{ type: 'session.deleted' }], undefined);
+        this.appender.appendLocked(row, [{ type: 'session.deleted' }], undefined);
         this.db.prepare('UPDATE sessions SET deleted_at = ?, updated_at = ? WHERE id = ?').run(
           new Date().toISOString(),
           new Date().toISOString(),
@@ -212,7 +176,7 @@ export class SessionLog {
           this.db.prepare('DELETE FROM events WHERE session_id = ?').run(id);
           this.db.prepare('DELETE FROM event_purge_grants WHERE session_id = ?').run(id);
         }
-        return this.lastEventOf(id);
+        return this.appender.lastEventOf(id);
       })
       .immediate();
     if (deleted) this.publish(id, [deleted]);
@@ -234,7 +198,7 @@ export class SessionLog {
       .transaction(() => {
         // Usage is the prefix's; a fork starts idle: nothing runs in it until someone asks.
         const usage = usageThrough((slice) => this.reader.read(segmentsOf(id, this.lookup), slice), atSeq);
-        this.q.insertSession!.run({
+        this.rows.insert({
           id: childId,
           created_at: now,
           updated_at: now,
@@ -258,8 +222,7 @@ export class SessionLog {
   /** Sessions forked from this one (not deleted), oldest first: the other direction of `parent_id`. */
   listForks(id: string): SessionRow[] {
     this.getSession(id);
-    const rows = this.db.prepare('SELECT id FROM sessions WHERE parent_id = ? AND deleted_at IS NULL ORDER BY created_at, id').all(id) as { id: string }[];
-    return rows.flatMap((r) => this.findSession(r.id) ?? []);
+    return this.rows.forkIds(id).flatMap((forkId) => this.findSession(forkId) ?? []);
   }
 
   /** Appends one event; returns it with its id, processed_at and seq once committed. */
@@ -280,14 +243,14 @@ export class SessionLog {
     let fresh = false;
     const out = this.db
       .transaction(() => {
-        const row = this.findRow(sessionId);
+        const row = this.rows.find(sessionId);
         if (!row) throw new SessionNotFoundError(sessionId);
         if (idempotencyKey !== undefined) {
-          const prior = this.findByKey(sessionId, idempotencyKey, events.length);
+          const prior = this.appender.findByKey(this.segments(sessionId), idempotencyKey, events.length);
           if (prior) return prior;
         }
         fresh = true;
-        return this.appendLocked(row, events, idempotencyKey);
+        return this.appender.appendLocked(row, events, idempotencyKey);
       })
       .immediate();
     if (fresh) this.publish(sessionId, out);
@@ -296,7 +259,7 @@ export class SessionLog {
 
   /** A positional slice of the session's log (see EventSlice). */
   getEvents(sessionId: string, slice: EventSlice = {}): LoggedEvent[] {
-    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    if (!this.rows.find(sessionId)) throw new SessionNotFoundError(sessionId);
     return this.reader.read(segmentsOf(sessionId, this.lookup), slice);
   }
 
@@ -305,13 +268,13 @@ export class SessionLog {
    * or `maxBytes`; after a byte-bounded page the rest may turn out empty).
    */
   getEventPage(sessionId: string, slice: EventSlice = {}): { events: LoggedEvent[]; more: boolean } {
-    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    if (!this.rows.find(sessionId)) throw new SessionNotFoundError(sessionId);
     return this.reader.readPage(segmentsOf(sessionId, this.lookup), slice);
   }
 
   /** A slice as the JSON text of each event, not parsed: for readers that only pass events on. */
   getEventJson(sessionId: string, slice: EventSlice = {}): EventJson[] {
-    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    if (!this.rows.find(sessionId)) throw new SessionNotFoundError(sessionId);
     return this.reader.readJson(segmentsOf(sessionId, this.lookup), slice);
   }
 
@@ -320,13 +283,13 @@ export class SessionLog {
    * what it reads sizes its pages with it, and reads only the events it does not hold already.
    */
   getEventHeads(sessionId: string, slice: EventSlice = {}): EventHead[] {
-    if (!this.findRow(sessionId)) throw new SessionNotFoundError(sessionId);
+    if (!this.rows.find(sessionId)) throw new SessionNotFoundError(sessionId);
     return this.reader.readHeads(segmentsOf(sessionId, this.lookup), slice);
   }
 
   /** The event with this id if it is part of the session's log (its own or shared by a fork). */
   findEvent(sessionId: string, eventId: string): LoggedEvent | undefined {
-    const row = this.q.byId!.get(eventId) as { session_id: string; seq: number; body: string } | undefined;
+    const row = this.byId.get(eventId) as { session_id: string; seq: number; body: string } | undefined;
     if (!row) return undefined;
     const seg = this.segments(sessionId).find((s) => s.sessionId === row.session_id && row.seq >= s.lo && row.seq <= s.hi);
     return seg ? rowToEvent(row) : undefined;
@@ -364,94 +327,9 @@ export class SessionLog {
     if (statusChanged) this.sessions.publish('all', { kind: 'updated', sessionId });
   }
 
-  private readonly lookup = (id: string) => this.q.session!.get(id) as SessionDbRow | undefined;
-
-  private findRow(id: string): SessionDbRow | undefined {
-    if (typeof id !== 'string') return undefined;
-    const row = this.lookup(id);
-    return row && row.deleted_at === null ? row : undefined;
-  }
-
-  private lastSeqOf(row: SessionDbRow): number {
-    const own = (this.q.lastSeq!.get(row.id) as { seq: number | null }).seq;
-    return own ?? row.fork_seq ?? 0;
-  }
-
-  private lastEventOf(id: string): LoggedEvent | undefined {
-    const row = this.db.prepare('SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1').get(id) as
-      | { seq: number; body: string }
-      | undefined;
-    return row ? rowToEvent(row) : undefined;
-  }
-
-  private findByKey(sessionId: string, key: string, count: number): LoggedEvent[] | undefined {
-    const segs = this.segments(sessionId);
-    const found: LoggedEvent[] = [];
-    for (let i = 0; i < count; i++) {
-      const k = i === 0 ? key : `${key}#${i}`;
-      let hit: LoggedEvent | undefined;
-      for (const s of segs) {
-        const row = this.q.idem!.get(s.sessionId, k, s.lo, s.hi) as { seq: number; body: string } | undefined;
-        if (row) {
-          hit = rowToEvent(row);
-          break;
-        }
-      }
-      if (!hit) {
-        if (i === 0) return undefined;
-        throw new LogInputError(`idempotency key '${key}' was first used for ${i} event(s), not ${count}`);
-      }
-      found.push(hit);
-    }
-    return found;
-  }
-
-  /** Appends inside an open write transaction. */
-  private appendLocked(row: SessionDbRow, events: readonly EventInput[], key: string | undefined): LoggedEvent[] {
-    const sessionId = row.id;
-    let seq = this.lastSeqOf(row);
-    let usage: SessionUsageTotals | undefined;
-    let status: SessionStatus | undefined;
-    const out: LoggedEvent[] = [];
-    for (let i = 0; i < events.length; i++) {
-      const input = events[i]!;
-      seq += 1;
-      const id = typeof input.id === 'string' ? input.id : newId.event();
-      const event: LoggedEvent = { ...input, id, type: input.type, processed_at: new Date().toISOString(), seq };
-      const { seq: _omit, ...stored } = event;
-      const k = key === undefined ? null : i === 0 ? key : `${key}#${i}`;
-      try {
-        this.q.insertEvent!.run(sessionId, seq, event.id, event.type, event.processed_at, k, serialiseEvent(stored, `events[${i}]`));
-      } catch (err) {
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /events\.id/.test(String(err))) {
-          throw new LogInputError(`events[${i}].id ${event.id} is already in the log`);
-        }
-        throw err;
-      }
-      status = statusOf(event.type) ?? status;
-      if (event.type === 'span.model_request_end') usage = addUsage(usage ?? (JSON.parse(row.usage) as SessionUsageTotals), event);
-      out.push(event);
-    }
-    if (status) this.q.setStatus!.run(status, new Date().toISOString(), sessionId);
-    if (usage) this.q.setUsage!.run(JSON.stringify(usage), sessionId);
-    return out;
-  }
-
-  private toSession(row: SessionDbRow): SessionRow {
-    return {
-      id: row.id,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      archived_at: row.archived_at,
-      status: row.status as SessionStatus,
-      parent_id: row.parent_id,
-      fork_seq: row.fork_seq,
-      last_seq: this.lastSeqOf(row),
-      agent_id: row.agent_id,
-      agent_version: row.agent_version,
-      environment_id: row.environment_id,
-      usage: JSON.parse(row.usage) as SessionUsageTotals,
-      record: JSON.parse(row.record) as Record<string, unknown>,
-    };
+  private readonly lookup = (id: string) => this.rows.lookup(id);
+  /** True when an append with this idempotency key was made already (a repeat returns its events). */
+  hasIdempotencyKey(sessionId: string, key: string): boolean {
+    return this.appender.findByKey(this.segments(sessionId), key, 1) !== undefined;
   }
 }

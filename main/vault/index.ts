@@ -7,7 +7,10 @@ import type { Database } from 'better-sqlite3';
 import type { SessionLog } from '../session/store';
 import type { EventInput } from '../session/types';
 import { registerBrainEnvProvider } from './brain-env';
+import type { HandEnvSource } from '../hands/hand-env';
 import type { VaultKeyWrapper } from './keys';
+import { EgressProxy } from './egress-proxy';
+import { GitProxy } from './git-proxy';
 import { ModelProxy } from './model-proxy';
 import { Vault } from './vault';
 
@@ -17,6 +20,12 @@ export type { VaultKeyWrapper } from './keys';
 export interface HostVault {
   vault: Vault;
   modelProxy: ModelProxy;
+  /** Git smart-HTTP to repositories with a token in a session's vaults (the hands' remotes point at it). */
+  gitProxy: GitProxy;
+  /** The hands' HTTP proxy that swaps environment_variable placeholders for values on allowed hosts. */
+  egressProxy: EgressProxy;
+  /** The variables a session's hands get: placeholders and the egress proxy (hands/hand-env.ts). */
+  handEnv: HandEnvSource;
   /** Settles when both the key is open and the proxy listens (rejects if the key cannot be had). */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -37,6 +46,23 @@ export interface HostVaultOptions {
 export function startHostVault(opts: HostVaultOptions): HostVault {
   const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper, ...(opts.env ? { env: opts.env } : {}) });
   const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
+  const gitProxy = new GitProxy(vault);
+  const egressProxy = new EgressProxy(vault);
+  void Promise.all([modelProxy.listening, gitProxy.listening, egressProxy.listening]).then(() => {
+    egressProxy.protect(gitProxy.port);
+    egressProxy.protect(Number(new URL(modelProxy.url ?? 'http://x:0').port) || undefined);
+  }, () => {});
+  const handEnv: HandEnvSource = {
+    envFor: async (sessionId, reach) => {
+      const placeholders = await vault.environmentPlaceholders(sessionId);
+      if (Object.keys(placeholders).length === 0) return {};
+      await egressProxy.listening;
+      const at = await reach(egressProxy.port!).catch(() => undefined);
+      if (!at) return placeholders;
+      const url = egressProxy.proxyUrl(sessionId, at);
+      return { ...placeholders, HTTP_PROXY: url, http_proxy: url, HTTPS_PROXY: url, https_proxy: url };
+    },
+  };
   const unregister = registerBrainEnvProvider({
     envFor: (sessionId) => {
       const url = modelProxy.url;
@@ -45,16 +71,19 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
       return { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: cap.token }, release: cap.revoke };
     },
   });
-  const ready = Promise.all([vault.ready, modelProxy.listening]).then(() => undefined);
+  const ready = Promise.all([vault.ready, modelProxy.listening, gitProxy.listening]).then(() => undefined);
   ready.catch(() => {});
   return {
     vault,
     modelProxy,
+    gitProxy,
+    egressProxy,
+    handEnv,
     ready,
     close: async () => {
       unregister();
       vault.close();
-      await modelProxy.close();
+      await Promise.all([modelProxy.close(), gitProxy.close(), egressProxy.close()]);
     },
   };
 }

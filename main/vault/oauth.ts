@@ -3,6 +3,7 @@
  * the token endpoint with the stored refresh token and client credentials, and keeps the new
  * access token (and a rotated refresh token) in the vault. Nothing here logs a token.
  */
+import { CredentialInputError } from './scope';
 
 export interface RefreshRequest {
   token_endpoint: string;
@@ -76,4 +77,27 @@ export async function exchangeRefreshToken(req: RefreshRequest, opts: { timeoutM
     expires_at: Number.isFinite(expiresIn) && expiresIn > 0 ? new Date(now + expiresIn * 1000).toISOString() : null,
     ...(typeof json.refresh_token === 'string' && json.refresh_token ? { refresh_token: json.refresh_token } : {}),
   };
+}
+
+/**
+ * A stored `mcp_oauth` credential's secret after exchanging its refresh token (the caller seals
+ * and keeps it), and the new expiry for its public record.
+ */
+export async function refreshedSecret(
+  row: { id: string; record: { auth: Record<string, unknown> } },
+  secret: { access_token: string; refresh_token?: string; client_secret?: string },
+): Promise<{ secret: typeof secret; expires_at: string | null }> {
+  const auth = row.record.auth as Record<string, any>;
+  if (auth.type !== 'mcp_oauth' || !auth.refresh) throw new CredentialInputError(`credential '${row.id}' has no refresh configuration`);
+  if (!secret.refresh_token) throw new CredentialInputError(`credential '${row.id}' has no refresh token`);
+  const got = await exchangeRefreshToken({
+    token_endpoint: auth.refresh.token_endpoint,
+    client_id: auth.refresh.client_id,
+    refresh_token: secret.refresh_token,
+    token_endpoint_auth: auth.refresh.token_endpoint_auth.type,
+    client_secret: secret.client_secret,
+    scope: auth.refresh.scope,
+    resource: auth.refresh.resource,
+  });
+  return { secret: { ...secret, access_token: got.access_token, ...(got.refresh_token ? { refresh_token: got.refresh_token } : {}) }, expires_at: got.expires_at };
 }

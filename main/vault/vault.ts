@@ -6,15 +6,12 @@
  * session's log. Every value (and its encoded forms) is redacted from what brains and hands
  * produce.
  */
-import type { Database } from 'better-sqlite3';
 import { monotonicFactory } from 'ulid';
-import type { SessionLog } from '../session/store';
 import type { EventInput } from '../session/types';
 import { open, seal } from './crypto';
 import {
   allows,
   applyUpdate,
-  CredentialInputError,
   KINDS_FOR,
   secretValues,
   splitCreate,
@@ -27,10 +24,41 @@ import {
   type PublicAuth,
   type SecretOf,
 } from './kinds';
-import { unlockKey, type KeyMode, type VaultKeyWrapper } from './keys';
-import { exchangeRefreshToken } from './oauth';
-import { Redactor, type SecretEntry, type StreamRedactor } from './redact';
+import { unlockKey, type KeyMode } from './keys';
+import { refreshedSecret } from './oauth';
+import { LiveRedaction, type LiveDeltaLike } from './live-redaction';
+import { Redactor, type SecretEntry } from './redact';
 import { DuplicateCredentialError, VaultStore, type CredentialRow, type VaultRow } from './store';
+import {
+  aadOf,
+  credentialInfo,
+  placeholderOf,
+  duplicate,
+  envModelKey,
+  hostSecrets,
+  labelOf,
+  VaultLockedError,
+  VaultNotFoundError,
+  VaultStateError,
+  type CredentialInfo,
+  type ModelKey,
+  type ResolvedCredential,
+  type VaultInfo,
+  type VaultOptions,
+} from './vault-types';
+
+export {
+  placeholderOf,
+  VaultLockedError,
+  VaultNotFoundError,
+  VaultStateError,
+  type CredentialInfo,
+  type ModelKey,
+  type ResolvedCredential,
+  type VaultInfo,
+  type VaultOptions,
+} from './vault-types';
+export type { LiveDeltaLike } from './live-redaction';
 
 const nextUlid = monotonicFactory();
 const newVaultId = () => `vlt_${nextUlid()}`;
@@ -39,90 +67,7 @@ const DEFAULT_VAULT = 'default_vault_id';
 /** An OAuth access token this close to expiry is refreshed before use. */
 const REFRESH_MARGIN_MS = 60_000;
 
-/** A vault as the API shows it. */
-export interface VaultInfo {
-  id: string;
-  display_name: string;
-  metadata: Record<string, string>;
-  created_at: string;
-  updated_at: string;
-  archived_at: string | null;
-  /** Corral: the host's default vault (its model key serves sessions that name none). */
-  is_default: boolean;
-}
-
-/** A credential as the API shows it: never a value. */
-export interface CredentialInfo {
-  id: string;
-  vault_id: string;
-  display_name: string | null;
-  metadata: Record<string, string>;
-  auth: PublicAuth;
-  created_at: string;
-  updated_at: string;
-  archived_at: string | null;
-  /** Corral: when a session last used it (a ledger event records each use). */
-  last_used_at: string | null;
-}
-
-/** A credential picked for one use, with its value. Host-side only: never send it anywhere but the target. */
-export interface ResolvedCredential<K extends CredentialKind = CredentialKind> {
-  credential: CredentialInfo & { auth: PublicAuth & { type: K } };
-  secret: SecretOf<K>;
-  /** Records the use: a `vault.credential_used` event in the session's log, and `last_used_at`. */
-  recordUse(target: string): void;
-}
-
-/** The model key a session's requests get, and where it came from. */
-export interface ModelKey {
-  value: string;
-  /** The header the upstream expects it in. */
-  header: 'x-api-key' | 'authorization';
-  source: 'session_vault' | 'default_vault' | 'env';
-  /** The credential (vault sources only). */
-  credential?: ResolvedCredential<'model_api_key'>;
-}
-
-export class VaultNotFoundError extends Error {
-  override readonly name = 'VaultNotFoundError';
-  constructor(
-    readonly what: 'vault' | 'credential',
-    readonly id: string,
-  ) {
-    super(`${what} '${id}' was not found`);
-  }
-}
-
-/** An operation the vault's state does not allow (an archived vault or credential, a duplicate). */
-export class VaultStateError extends Error {
-  override readonly name = 'VaultStateError';
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The key could not be had: values cannot be sealed or opened. */
-export class VaultLockedError extends Error {
-  override readonly name = 'VaultLockedError';
-}
-
-export interface VaultOptions {
-  db: Database;
-  log: SessionLog;
-  dataDir: string;
-  /** Passphrase mode when set (else the key file). */
-  passphrase?: string;
-  /** The desktop app's OS-keychain wrapping of the key file. */
-  keyWrapper?: VaultKeyWrapper;
-  /** Where the model-key fallback (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`) is read; default process.env, read at each use. */
-  env?: NodeJS.ProcessEnv;
-}
-
 type Values = { label: string; values: string[] };
-type LiveStreams = Map<string, { stream: StreamRedactor; last?: LiveDeltaLike }>;
 
 export class Vault {
   /** Settles when the key is open (rejects with the reason it could not be). */
@@ -134,22 +79,14 @@ export class Vault {
   private readonly values = new Map<string, Values>();
   private redactorCache?: { redactor: Redactor; version: number; env: string };
   private version = 0;
-  private readonly live = new Map<string, LiveStreams>();
-  private readonly unsubscribe: () => void;
+  private readonly live: LiveRedaction;
   private readonly refreshing = new Map<string, Promise<void>>();
-  private liveTailSink?: (sessionId: string, delta: LiveDeltaLike) => void;
 
   constructor(private readonly opts: VaultOptions) {
     this.store = new VaultStore(opts.db);
     this.ready = this.unlock();
     this.ready.catch(() => {}); // the reason is kept and reported to every caller that needs the key
-    // Live text ends as its event is logged (or its request ends): drop its stream state.
-    this.unsubscribe = opts.log.subscribeAll(({ sessionId, event }) => {
-      const streams = this.live.get(sessionId);
-      if (!streams) return;
-      streams.delete(event.id);
-      if (streams.size === 0 || event.type === 'span.model_request_end') this.live.delete(sessionId);
-    });
+    this.live = new LiveRedaction(opts.log, () => this.redactor);
   }
 
   private async unlock(): Promise<void> {
@@ -188,8 +125,7 @@ export class Vault {
   }
 
   close(): void {
-    this.unsubscribe();
-    this.live.clear();
+    this.live.close();
   }
 
   // ---------------------------------------------------------------------------------------
@@ -435,25 +371,12 @@ export class Vault {
     }
     const run = (async () => {
       const row = this.mustCredential(vaultId, id);
-      const auth = row.record.auth as Record<string, any>;
-      if (auth.type !== 'mcp_oauth' || !auth.refresh) throw new CredentialInputError(`credential '${id}' has no refresh configuration`);
-      const secret = this.openSecret(row) as SecretOf<'mcp_oauth'>;
-      if (!secret.refresh_token) throw new CredentialInputError(`credential '${id}' has no refresh token`);
-      const got = await exchangeRefreshToken({
-        token_endpoint: auth.refresh.token_endpoint,
-        client_id: auth.refresh.client_id,
-        refresh_token: secret.refresh_token,
-        token_endpoint_auth: auth.refresh.token_endpoint_auth.type,
-        client_secret: secret.client_secret,
-        scope: auth.refresh.scope,
-        resource: auth.refresh.resource,
-      });
-      const next: SecretOf<'mcp_oauth'> = { ...secret, access_token: got.access_token, ...(got.refresh_token ? { refresh_token: got.refresh_token } : {}) };
+      const next = await refreshedSecret(row, this.openSecret(row) as SecretOf<'mcp_oauth'>);
       this.store.transaction(() => {
         const current = this.mustCredential(vaultId, id);
-        this.store.updateCredential(id, { ...current.record, auth: { ...current.record.auth, expires_at: got.expires_at } }, seal(key, JSON.stringify(next), aadOf(vaultId, id)));
+        this.store.updateCredential(id, { ...current.record, auth: { ...current.record.auth, expires_at: next.expires_at } }, seal(key, JSON.stringify(next.secret), aadOf(vaultId, id)));
       });
-      this.remember(this.store.credential(vaultId, id)!, next);
+      this.remember(this.store.credential(vaultId, id)!, next.secret);
     })();
     this.refreshing.set(id, run);
     try {
@@ -531,25 +454,12 @@ export class Vault {
    * back by (longest secret − 1) characters. Returns null for a delta with nothing to show yet.
    */
   redactDelta<D extends LiveDeltaLike>(sessionId: string, delta: D): D | null {
-    const redactor = this.redactor;
-    if (!redactor.active) return delta;
-    let streams = this.live.get(sessionId);
-    if (!streams) this.live.set(sessionId, (streams = new Map()));
-    if (delta.type === 'event_start') {
-      streams.set(delta.event!.id, { stream: redactor.stream() });
-      return delta;
-    }
-    const id = delta.event_id!;
-    let live = streams.get(id);
-    if (!live) streams.set(id, (live = { stream: redactor.stream() }));
-    live.last = delta;
-    const text = live.stream.push(delta.delta!.content.text);
-    return text ? withText(delta, text) : null;
+    return this.live.redactDelta(sessionId, delta);
   }
 
   /** Where the text held back from live deltas goes when its event is appended (the supervisor's live topic). */
   setLiveTailSink(sink: (sessionId: string, delta: LiveDeltaLike) => void): void {
-    this.liveTailSink = sink;
+    this.live.setLiveTailSink(sink);
   }
 
   /**
@@ -557,16 +467,7 @@ export class Vault {
    * as a last delta, so the live text still adds up to the event's text, and before it.
    */
   flushLive(sessionId: string, events: readonly EventInput[]): void {
-    const streams = this.live.get(sessionId);
-    if (!streams) return;
-    for (const e of events) {
-      const id = typeof e.id === 'string' ? e.id : undefined;
-      const live = id ? streams.get(id) : undefined;
-      if (!live) continue;
-      streams.delete(id!);
-      const tail = live.stream.end();
-      if (tail && live.last) this.liveTailSink?.(sessionId, withText(live.last, tail));
-    }
+    this.live.flushLive(sessionId, events);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -610,58 +511,4 @@ export class Vault {
     if (!row) throw new VaultNotFoundError('credential', id);
     return row;
   }
-}
-
-/** The live-text shapes (main/brain/live-text.ts), without importing the brain. */
-export interface LiveDeltaLike {
-  type: 'event_start' | 'event_delta';
-  event?: { id: string };
-  event_id?: string;
-  delta?: { content: { text: string } };
-}
-
-const withText = <D extends LiveDeltaLike>(d: D, text: string): D => ({ ...d, delta: { ...d.delta!, content: { ...d.delta!.content, text } } });
-
-/** Sealed values are bound to their vault and credential: a value moved to another row does not open. */
-const aadOf = (vaultId: string, credentialId: string) => `corral:vault_credential:${vaultId}:${credentialId}`;
-
-const labelOf = (row: CredentialRow) => `credential ${row.record.display_name || row.id}`;
-
-/** What a hand sees in place of an `environment_variable` value. */
-export const placeholderOf = (credentialId: string) => `corral_vault_placeholder_${credentialId}`;
-
-function credentialInfo(row: CredentialRow): CredentialInfo {
-  return {
-    id: row.id,
-    vault_id: row.vault_id,
-    display_name: row.record.display_name,
-    metadata: row.record.metadata ?? {},
-    auth: row.record.auth as PublicAuth,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    archived_at: row.archived_at,
-    last_used_at: row.last_used_at,
-  };
-}
-
-function duplicate(vaultId: string, auth: PublicAuth): VaultStateError {
-  const a = auth as Record<string, unknown>;
-  return auth.type === 'environment_variable'
-    ? new VaultStateError(`vault '${vaultId}' already has a credential for the variable '${String(a.secret_name)}'`, 'credential_conflict')
-    : new VaultStateError(`vault '${vaultId}' already has a credential for the MCP server ${String(a.mcp_server_url)}`, 'credential_conflict');
-}
-
-function envModelKey(env: NodeJS.ProcessEnv): ModelKey | undefined {
-  if (env.ANTHROPIC_API_KEY) return { value: env.ANTHROPIC_API_KEY, header: 'x-api-key', source: 'env' };
-  if (env.ANTHROPIC_AUTH_TOKEN) return { value: env.ANTHROPIC_AUTH_TOKEN, header: 'authorization', source: 'env' };
-  return undefined;
-}
-
-function hostSecrets(env: NodeJS.ProcessEnv): SecretEntry[] {
-  const out: SecretEntry[] = [];
-  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const) {
-    const v = env[name];
-    if (v && v.length >= 8) out.push({ label: name, values: [v] });
-  }
-  return out;
 }

@@ -27,7 +27,7 @@ describe.each(engines)('the $kind backend script', ({ kind, hostVar, imageVar, c
   // Podman's CLI reads the backend's own configuration (storage, runtime) from these files.
   const cliEnv = { ...process.env, CONTAINERS_CONF: '/tmp/corral-hands/podman/containers.conf', CONTAINERS_STORAGE_CONF: '/tmp/corral-hands/podman/storage.conf' };
   const run = (...args: string[]) => spawnSync(bin, [...base, ...args], { encoding: 'utf8', env: cliEnv });
-  const names = () => run('images', '--format', '{{.Repository}}:{{.Tag}}').stdout.split('\n').filter((n) => n.includes('corral-test/busybox'));
+  const names = () => run('images', '--format', '{{.Repository}}:{{.Tag}}').stdout.split('\n').filter((n) => n.includes('corral-test/busybox') && !n.includes('corral-test/busybox-git')); // busybox-git: git-image.sh's own image
   const shWorks = () => run('run', '--rm', '--network', 'none', image, '/bin/sh', '-c', 'echo works').stdout.trim() === 'works';
 
   it('replaces a half-made image (empty, under the test image name) with one that runs /bin/sh', () => {

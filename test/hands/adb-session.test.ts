@@ -6,7 +6,7 @@ let t: BrainTestHost;
 let adb: Record<string, string>;
 let releaseTurn: (() => void) | undefined;
 beforeAll(async () => {
-  releaseTurn = await backendTurn('adb'); // adb.test.ts kills and revives the adb backend
+  releaseTurn = await backendTurn('adb'); // adb-*.test.ts kill and revive the adb backend
   adb = handsEnv('adb');
   process.env.ANDROID_ADB_SERVER_PORT = adb.ANDROID_ADB_SERVER_PORT;
   t = await startBrainHost([

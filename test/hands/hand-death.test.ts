@@ -84,7 +84,7 @@ describe('a hand that dies mid-command', () => {
       ? { type: 'ssh', host: nsHost, port: Number(ssh.CORRAL_TEST_SSH_NS_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY }
       : { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY };
     const env = t.host.environments.create({ name: 'pi', config, metadata: {}, description: null });
-    // ssh.test.ts kills, freezes and cuts the same hosts: not at the same time.
+    // ssh-*.test.ts kill, freeze and cut the same hosts: not at the same time.
     const { events, errorAfterMs } = await withBackendTurn('ssh', () =>
       runAndKill(env.id, () => {
         execFileSync('bash', [script, nsHost ? 'kill-ns' : 'kill-sessions'], { stdio: 'ignore' });
@@ -104,7 +104,7 @@ describe('a hand that dies mid-command', () => {
       return 'blocks' in reply && JSON.stringify(reply).includes('alive again') ? { ...reply, firstTokenDelayMs: 4000 } : reply;
     });
     const env = t.host.environments.create({ name: 'phone', config: { type: 'adb', serial, adb_port: Number(adb.ANDROID_ADB_SERVER_PORT) }, metadata: {}, description: null });
-    // adb.test.ts kills and revives the same device (and the server): not at the same time.
+    // adb-*.test.ts kill and revive the same device (and the server): not at the same time.
     const { events, errorAfterMs } = await withBackendTurn('adb', () =>
       runAndKill(env.id, () => {
         process.kill(Number(fs.readFileSync(adb.CORRAL_TEST_ADB_PIDFILE2!, 'utf8').trim()), 'SIGKILL');

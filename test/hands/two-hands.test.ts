@@ -10,7 +10,7 @@ let ssh: Record<string, string>;
 let docker: Record<string, string>;
 let releaseTurn: (() => void) | undefined;
 beforeAll(async () => {
-  releaseTurn = await backendTurn('ssh'); // ssh.test.ts kills and freezes the SSH hosts
+  releaseTurn = await backendTurn('ssh'); // ssh-*.test.ts kill and freeze the SSH hosts
   ssh = handsEnv('ssh');
   docker = handsEnv('docker');
   t = await startBrainHost(script);

@@ -14,8 +14,8 @@ export function handsEnv(kind: 'ssh' | 'docker' | 'podman' | 'adb'): Record<stri
 
 /**
  * The ssh and adb backends are shared (fixed ports), and some tests kill, freeze or cut them:
- * ssh.test.ts kills the namespace host, freezes every session of the loopback sshd and cuts
- * links; adb.test.ts kills devices and the adb server. Every test that uses a backend takes a
+ * ssh-*.test.ts kill the namespace host, freeze every session of the loopback sshd and cut
+ * links; adb-*.test.ts kill devices and the adb server. Every test that uses a backend takes a
  * turn on it, so those never hit another file's sessions. The lock is held by a child process and
  * released when its stdin closes (also when this process dies). Resolves, once it is this
  * caller's turn, with the release. Never hold one backend's turn while waiting for another's.

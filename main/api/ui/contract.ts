@@ -5,6 +5,7 @@ import { environmentCreateBody, environmentUpdateBody } from '../http/schemas/en
 import { eventParams, userMessageParams } from '../http/schemas/events';
 import { attachBody } from '../http/schemas/hands';
 import { sessionCreateBody, sessionForkBody } from '../http/schemas/sessions';
+import { credentialCreateBody, credentialUpdateBody, vaultCreateBody } from '../http/schemas/vaults';
 import type { UiCallName, UiStreamName } from './methods';
 
 /**
@@ -50,6 +51,8 @@ export interface SessionSummary {
   usage: UiUsage;
   /** The hands it holds (present when the host can tell). */
   hands?: UiHand[];
+  /** Idle with tool calls waiting for the user (`requires_action`); present when the host can tell. */
+  waiting_for_user?: boolean;
 }
 
 /** A toolset or custom tool of an agent, as the API stores it (defaults filled in). */
@@ -145,6 +148,29 @@ export interface UiEvent {
   [field: string]: unknown;
 }
 
+/** A credential as the vault panel shows it: name, kind, scope and last use, never a value. */
+export interface UiCredential {
+  id: string;
+  vault_id: string;
+  display_name: string | null;
+  /** The kind and its public fields (`type`, `mcp_server_url`, hosts, …); no secret is ever here. */
+  auth: { type: string; [field: string]: unknown };
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  last_used_at: string | null;
+}
+
+/** A vault and its credentials. */
+export interface UiVault {
+  id: string;
+  display_name: string;
+  is_default: boolean;
+  created_at: string;
+  archived_at: string | null;
+  credentials: UiCredential[];
+}
+
 /** A change to the session list. */
 export interface SessionListChange {
   kind: 'created' | 'updated' | 'deleted';
@@ -206,6 +232,14 @@ export const uiSchemas = {
     .strict(),
   /** A piece of the full output kept for the tool result at `seq` (up to 4 MiB at a time). */
   readFullOutput: z.object({ sessionId, seq: position, offset: position.optional(), length: z.number().int().min(1).max(4 * 1024 * 1024).optional() }).strict(),
+  // ---- the vault: values go in (create, rotate) and never come back ----
+  listVaults: z.object({ includeArchived: z.boolean().optional() }).strict(),
+  createVault: vaultCreateBody,
+  createCredential: z.object({ vaultId: z.string().min(1).max(100), credential: credentialCreateBody }).strict(),
+  /** A new value (rotation), name or scope: `POST /v1/vaults/{id}/credentials/{cid}`'s body. */
+  updateCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100), update: credentialUpdateBody }).strict(),
+  archiveCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100) }).strict(),
+  deleteCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100) }).strict(),
 } satisfies Record<UiCallName | UiStreamName, z.ZodType>;
 
 export type UiInput<N extends UiCallName | UiStreamName> = z.input<(typeof uiSchemas)[N]>;
@@ -232,6 +266,12 @@ export interface UiCallOutputs {
   previewFork: ForkPreview;
   forkSession: SessionSummary;
   readFullOutput: FullOutputChunk;
+  listVaults: UiVault[];
+  createVault: UiVault;
+  createCredential: UiCredential;
+  updateCredential: UiCredential;
+  archiveCredential: UiCredential;
+  deleteCredential: { id: string; deleted: true };
 }
 
 /** Live text of an event not logged yet (the Managed Agents event_start / event_delta shapes). */

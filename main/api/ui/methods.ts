@@ -22,6 +22,12 @@ export const HOST_CALLS = [
   'previewFork',
   'forkSession',
   'readFullOutput',
+  'listVaults',
+  'createVault',
+  'createCredential',
+  'updateCredential',
+  'archiveCredential',
+  'deleteCredential',
 ] as const;
 export const UI_CALLS = [...LOG_CALLS, ...HOST_CALLS] as const;
 export const UI_STREAMS = ['watchSessions', 'watchEvents', 'watchLiveText'] as const;

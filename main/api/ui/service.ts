@@ -1,3 +1,4 @@
+import { waitingForUser } from './waiting';
 import { z } from 'zod';
 import type { Host } from '../../host';
 import { hostCalls } from './calls';
@@ -28,7 +29,7 @@ export function toUiError(err: unknown): UiError {
 }
 
 /** The summary the session list shows, from the log's record of a session (and its hands, when known). */
-export function summarise(row: SessionRow, handsOf?: (sessionId: string) => SessionSummary['hands']): SessionSummary {
+export function summarise(row: SessionRow, handsOf?: (sessionId: string) => SessionSummary['hands'], log?: Pick<SessionLog, 'getEvents'>): SessionSummary {
   const agent = row.record.agent as { name?: unknown } | undefined;
   return {
     id: row.id,
@@ -45,6 +46,7 @@ export function summarise(row: SessionRow, handsOf?: (sessionId: string) => Sess
     environment_id: row.environment_id,
     usage: row.usage,
     ...(handsOf ? { hands: handsOf(row.id) } : {}),
+    ...(log ? { waiting_for_user: waitingForUser(log, row) } : {}),
   };
 }
 
@@ -102,7 +104,7 @@ const MAX_DROPPED_LIVE = 256;
 
 export function createUiService(deps: UiServiceDeps): UiService {
   const { log } = deps;
-  const summary = (row: SessionRow) => summarise(row, deps.handsOf);
+  const summary = (row: SessionRow) => summarise(row, deps.handsOf, log);
   const calls: { [N in LogCallName]: (input: z.output<(typeof uiSchemas)[N]>) => UiCallOutputs[N] } = {
     listSessions: (i) => log.listSessions({ limit: i.limit ?? 200, includeArchived: i.includeArchived ?? false }).data.map(summary),
     getSession: (i) => summary(log.getSession(i.sessionId)),
@@ -157,5 +159,5 @@ function dropWhileCongested(push: (item: LiveTextItem) => void, flow: StreamFlow
 
 function summariseOrNull(log: SessionLog, id: string, handsOf?: UiServiceDeps['handsOf']): SessionSummary | null {
   const row = log.findSession(id);
-  return row ? summarise(row, handsOf) : null;
+  return row ? summarise(row, handsOf, log) : null;
 }

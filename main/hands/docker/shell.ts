@@ -87,6 +87,16 @@ export class DockerShell implements RemoteShell {
     return writeFileVia((cmd, o) => this.collect(cmd, o), path, data);
   }
 
+  /**
+   * A container on the host's network reaches this machine's loopback as its own. Other
+   * networks do not: `none` has only its own loopback, and on `bridge` the host's loopback
+   * services are not listening on the gateway address.
+   */
+  async reachHost(port: number): Promise<{ host: string; port: number } | undefined> {
+    const info = await this.container.inspect().catch(() => undefined);
+    return info?.HostConfig?.NetworkMode === 'host' ? { host: '127.0.0.1', port } : undefined;
+  }
+
   /** Removes the container (forced: it is killed if running). Never rejects; bounded in time. */
   close(): Promise<void> {
     this.closing ??= (async () => {

@@ -55,6 +55,13 @@ export interface RemoteShell {
   readonly workDir?: string;
   /** Facts about this connection for the log's `hand.ready` (e.g. the SSH host key, first seen or known). */
   readonly facts?: Record<string, unknown>;
+  /**
+   * Makes a port on this machine's loopback reachable from the hand (SSH: remote forwarding over
+   * the connection; a container on the host's network: loopback itself). Resolves with the
+   * address the hand uses, or undefined when this kind or this hand cannot reach it. The route
+   * lives as long as the connection.
+   */
+  reachHost?(port: number): Promise<{ host: string; port: number } | undefined>;
   /** Closes the connection (and whatever it started). */
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { RemoteFileError, type ExecOptions, type ExecResult, type RemoteShell } from '../remote/types';
 import { killCommand, PgidSniffer, wrapCommand, type HostTools } from './exec-wrapper';
 import type { HostKeyInfo } from './known-hosts';
+import { reverseForward } from './reverse-forward';
 import { ChannelSlots } from './slots';
 import { readRemoteFile, writeRemoteFile } from './sftp-files';
 
@@ -226,6 +227,12 @@ export class SshShell implements RemoteShell {
 
   async writeFile(path: string, data: Buffer): Promise<void> {
     return this.guard((sftp) => writeRemoteFile(sftp, path, data));
+  }
+
+  /** The host's loopback port, forwarded to a port on the remote loopback over this connection. */
+  async reachHost(port: number): Promise<{ host: string; port: number } | undefined> {
+    if (this.lost !== undefined) return undefined;
+    return reverseForward(this.client, port);
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,7 @@ import { readUrl, writeUrl, type UrlState } from '../state/url';
 import { AuthRequired } from './AuthRequired';
 import { AgentsPage } from './catalog/AgentsPage';
 import { EnvironmentsPage } from './catalog/EnvironmentsPage';
+import { VaultsPage } from './vault/VaultsPage';
 import { ConnectionBanner } from './ConnectionBanner';
 import { NewSession } from './NewSession';
 import { SessionList } from './SessionList';
@@ -45,6 +46,8 @@ export function App({ transport }: { transport: Transport }) {
             <AgentsPage api={api} />
           ) : view === 'environments' ? (
             <EnvironmentsPage api={api} />
+          ) : view === 'vaults' ? (
+            <VaultsPage api={api} />
           ) : creating ? (
             <NewSession api={api} onCreated={(id) => select(id)} onCancel={() => setCreating(false)} />
           ) : selected ? (

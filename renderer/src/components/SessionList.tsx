@@ -17,6 +17,7 @@ const VIEWS: { id: UrlState['view']; label: string }[] = [
   { id: 'sessions', label: 'Sessions' },
   { id: 'agents', label: 'Agents' },
   { id: 'environments', label: 'Environments' },
+  { id: 'vaults', label: 'Vaults' },
 ];
 
 /** The sidebar: the page switch, and the sessions (newest first, live, filterable). */
@@ -86,6 +87,11 @@ function SessionRow({ session, selected, onSelect }: { session: SessionSummary; 
         </span>
         <span className="session-meta">
           <span className={`status status-${session.status}`}>{session.status}</span>
+          {session.waiting_for_user && (
+            <span className="badge waiting-badge" data-testid="waiting-badge" title="Tool calls wait for your confirmation">
+              waiting for you
+            </span>
+          )}
           <span className="muted">{session.agent_name ?? 'no agent'}</span>
           <span className="muted" title={session.updated_at}>
             {ago(session.updated_at)}

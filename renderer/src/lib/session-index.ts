@@ -117,8 +117,8 @@ export class SessionIndex {
       if (open && open.firstBlockAt === null) open.firstBlockAt = this.times[i]!;
     } else if (e.type === 'span.model_request_end') this.addRequestEnd(e, i);
     if (e.type.endsWith('tool_use')) this.toolUseById.set(e.id, i);
-    else if (e.type === 'agent.tool_result' || e.type === 'user.tool_result' || e.type === 'user.custom_tool_result') {
-      const useId = String(e.tool_use_id ?? e.custom_tool_use_id ?? '');
+    else if (e.type === 'agent.tool_result' || e.type === 'agent.mcp_tool_result' || e.type === 'user.tool_result' || e.type === 'user.custom_tool_result') {
+      const useId = String(e.tool_use_id ?? e.mcp_tool_use_id ?? e.custom_tool_use_id ?? '');
       const use = this.toolUseById.get(useId);
       if (use !== undefined) {
         this.resultOfUse.set(use, i);

@@ -25,8 +25,9 @@ const session = (v: unknown) => str(v) ?? 'another session';
 const DESCRIBERS: Record<string, Describe> = {
   'agent.tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
   'agent.custom_tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
-  'agent.mcp_tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
+  'agent.mcp_tool_use': (e) => ({ text: `${str(e.mcp_server_name) ?? 'MCP'} · ${toolCall(e.name, e.input)}` }),
   'agent.tool_result': toolResult,
+  'agent.mcp_tool_result': toolResult,
   'agent.thinking': (e) => ({ text: e.redacted === true ? '(redacted thinking)' : (str(e.thinking) ?? '') }),
   'hand.provisioning': (e) => ({ text: `${hand(e)}: provisioning${str(e.kind) ? ` (${str(e.kind)})` : ''}…` }),
   'hand.ready': (e) => ({

@@ -3,7 +3,7 @@ import type { Host } from '../../../host';
 import type { SessionStatus } from '../../../session/types';
 import { applyMetadataPatch } from '../schemas/common';
 import { sessionCreateBody, sessionForkBody, sessionUpdateBody } from '../schemas/sessions';
-import { normalizeTools } from '../shapes/agent';
+import { checkMcp, normalizeTools } from '../shapes/agent';
 import { sessionToApi } from '../shapes/session';
 import { checkVaultIds, createSessionFromBody } from '../shapes/session-create';
 import { ApiError, notFound } from '../errors';
@@ -61,7 +61,7 @@ export function sessionRoutes(host: Host): Hono {
         const agent = { ...(r.agent as Record<string, unknown>) };
         if (body.agent.tools) agent.tools = normalizeTools(body.agent.tools);
         if (body.agent.mcp_servers) agent.mcp_servers = body.agent.mcp_servers;
-        next.agent = changed.agent = agent;
+        next.agent = changed.agent = checkMcp(agent);
       }
       return next;
     });

@@ -44,7 +44,18 @@ export const customToolParam = z
   .strict();
 export const toolParam = z.discriminatedUnion('type', [agentToolsetParam, mcpToolsetParam, customToolParam]);
 
-export const mcpServerParam = z.object({ type: z.literal('url'), name: z.string().min(1).max(100), url: z.string().url() }).strict();
+/** The API's URL servers (Streamable HTTP), and Corral's stdio servers: a command the host runs (argv, no shell) with its own environment. */
+export const mcpServerParam = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('url'), name: z.string().min(1).max(100), url: z.string().url() }).strict(),
+  z
+    .object({
+      type: z.literal('stdio'),
+      name: z.string().min(1).max(100),
+      command: z.array(z.string().min(1).max(4096)).min(1).max(256),
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string().max(32_768)).optional(),
+    })
+    .strict(),
+]);
 const skillParam = z
   .object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string().min(1), version: z.string().nullish() })
   .strict();

@@ -24,7 +24,9 @@ export function applyMetadataPatch(current: Record<string, string>, patch: Recor
 export const permissionPolicy = z.discriminatedUnion('type', [
   z.object({ type: z.literal('always_allow') }),
   z.object({ type: z.literal('always_ask') }),
-  z.object({ type: z.literal('auto') }),
+  // The API's per-call judgement: Corral has no rule for it yet, so it is refused rather than
+  // silently treated as another policy.
+  z.object({ type: z.literal('auto') }).refine(() => false, { message: "permission_policy 'auto' is not supported by Corral yet; use always_allow or always_ask" }),
 ]);
 
 export const textBlock = z.object({ type: z.literal('text'), text: z.string() }).strict();

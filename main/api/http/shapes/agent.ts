@@ -2,6 +2,15 @@ import type { z } from 'zod';
 import type { AgentRecord, AgentDefinition } from '../../../catalog/agents';
 import type { AgentCreateBody, AgentUpdateBody, modelParam, toolParam } from '../schemas/agents';
 import { applyMetadataPatch } from '../schemas/common';
+import { ApiError } from '../errors';
+import { mcpReferenceProblem } from '../../../mcp/references';
+
+/** Refuses an agent (or a session's agent snapshot) whose MCP servers and toolsets do not match (see mcp/references.ts). */
+export function checkMcp<D extends { mcp_servers?: unknown; tools?: unknown }>(def: D): D {
+  const problem = mcpReferenceProblem((def.mcp_servers ?? []) as { name: string }[], (def.tools ?? []) as { type: string; mcp_server_name?: string }[]);
+  if (problem) throw new ApiError('invalid_request_error', problem);
+  return def;
+}
 
 const ALLOW = { type: 'always_allow' } as const;
 
@@ -40,7 +49,7 @@ function skills(list: AgentCreateBody['skills']): Record<string, unknown>[] {
 }
 
 export function agentDefinitionFromCreate(body: AgentCreateBody): AgentDefinition {
-  return {
+  return checkMcp({
     name: body.name,
     description: body.description ?? null,
     execution_identity: body.execution_identity ?? { type: 'service_account' },
@@ -53,7 +62,7 @@ export function agentDefinitionFromCreate(body: AgentCreateBody): AgentDefinitio
     tools: normalizeTools(body.tools ?? []),
     ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
     ...(body.context_window_tokens ? { context_window_tokens: body.context_window_tokens } : {}),
-  };
+  });
 }
 
 /** Applies an update: omitted fields stay, `null` clears (lists become empty). */
@@ -71,7 +80,7 @@ export function applyAgentUpdate(current: AgentDefinition, body: AgentUpdateBody
   if (body.max_tokens !== undefined) next.max_tokens = body.max_tokens ?? undefined;
   if (body.context_window_tokens !== undefined) next.context_window_tokens = body.context_window_tokens ?? undefined;
   if (body.metadata !== undefined) next.metadata = applyMetadataPatch(current.metadata as Record<string, string>, body.metadata);
-  return next;
+  return checkMcp(next);
 }
 
 /** The API's agent object. */

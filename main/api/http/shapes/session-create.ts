@@ -26,7 +26,7 @@ export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'envir
     // Never store a credential in a session record; the vault takes these over.
     throw new ApiError(
       'invalid_request_error',
-      "resources[].authorization_token is not accepted: Corral keeps credentials only in its vault. Store the token as a git_token credential in one of the session's vault_ids (its use for cloning comes with the git proxy)",
+      "resources[].authorization_token is not accepted: Corral keeps credentials only in its vault. Store the token as a git_token credential (auth.repository_urls or auth.hosts naming this repository) in one of the session's vault_ids: the repository is then cloned and reached through the host's git proxy, which adds the token",
     );
   }
   // Refused rather than stored: a resource that is never applied would surprise the agent.

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { AgentRecord } from '../../../catalog/agents';
 import type { SessionRow } from '../../../session/types';
-import { normalizeModel, normalizeTools, sessionAgentSnapshot } from './agent';
+import { checkMcp, normalizeModel, normalizeTools, sessionAgentSnapshot } from './agent';
 import type { ResourceParam } from '../schemas/sessions';
 import type { z } from 'zod';
 import type { sessionCreateBody } from '../schemas/sessions';
@@ -37,14 +37,14 @@ type AgentRef = z.infer<typeof sessionCreateBody>['agent'];
 export function resolveSessionAgent(ref: AgentRef, agent: AgentRecord): Record<string, unknown> {
   const snapshot = sessionAgentSnapshot(agent);
   if (typeof ref === 'string' || ref.type === 'agent') return snapshot;
-  return {
+  return checkMcp({
     ...snapshot,
     ...(ref.model !== undefined ? { model: normalizeModel(ref.model) } : {}),
     ...(ref.system !== undefined ? { system: ref.system } : {}),
     ...(ref.tools !== undefined ? { tools: normalizeTools(ref.tools) } : {}),
     ...(ref.mcp_servers !== undefined ? { mcp_servers: ref.mcp_servers } : {}),
     ...(ref.skills !== undefined ? { skills: ref.skills.map((s) => ({ ...s, version: s.version ?? 'latest' })) } : {}),
-  };
+  });
 }
 
 /** Stored resource objects (ids, timestamps, default mount paths). Tokens are never stored. */

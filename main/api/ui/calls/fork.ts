@@ -76,7 +76,7 @@ export function forkCalls(host: Pick<Host, 'log' | 'environments' | 'hands'>): P
       log.updateSessionRecord(child.id, (r) => ({ ...r, title }));
       for (const h of hands ?? []) host.hands.attach(child.id, h.environment_id, h.name);
       if (message) log.emitEvent(child.id, { ...message });
-      return summarise(log.getSession(child.id), (id) => handsOf(host, id));
+      return summarise(log.getSession(child.id), (id) => handsOf(host, id), log);
     },
   };
 }

@@ -6,6 +6,7 @@ import { forkCalls } from './fork';
 import { readFullOutput } from './full-output';
 import { modelRequestAt } from './model-request';
 import { handsOf, sessionCalls } from './sessions';
+import { vaultCalls } from './vaults';
 
 /**
  * Every host call of the contract (agents, environments, new sessions, events, hands, forks,
@@ -17,6 +18,7 @@ export function hostCalls(host: Host): HostCalls & { handsOf(sessionId: string):
     ...catalogCalls(host),
     ...sessionCalls(host),
     ...forkCalls(host),
+    ...vaultCalls(host),
     getModelRequest: ({ sessionId, atSeq }) => modelRequestAt(host, sessionId, atSeq),
     readFullOutput: ({ sessionId, seq, offset, length }) => readFullOutput(host.log, host.dataDir, sessionId, seq, offset, length),
   };

@@ -1,6 +1,7 @@
 import type { Host } from '../../../host';
 import { newOutcomeId } from '../../http/ids';
 import { toLoggedInput } from '../../http/schemas/events';
+import { checkConfirmations } from '../../http/confirmations';
 import { createSessionFromBody } from '../../http/shapes/session-create';
 import type { SessionSummary, UiHand } from '../contract';
 import { summarise, type HostCalls } from '../service';
@@ -18,7 +19,7 @@ export function handsOf(host: Pick<Host, 'hands'>, sessionId: string): UiHand[] 
 /** Starting work and steering it: new sessions (with extra hands), any client event, hands and forks. */
 export function sessionCalls(host: Pick<Host, 'log' | 'agents' | 'environments' | 'hands' | 'vault'>): Pick<HostCalls, 'createSession' | 'sendEvent' | 'listHands' | 'listForks'> {
   const { log } = host;
-  const summary = (row: Parameters<typeof summarise>[0]): SessionSummary => summarise(row, (id) => handsOf(host, id));
+  const summary = (row: Parameters<typeof summarise>[0]): SessionSummary => summarise(row, (id) => handsOf(host, id), log);
   return {
     createSession: ({ session, hands }) => {
       // Every hand's environment is checked before anything is written.
@@ -36,6 +37,7 @@ export function sessionCalls(host: Pick<Host, 'log' | 'agents' | 'environments' 
     sendEvent: ({ sessionId, event }) => {
       const session = log.getSession(sessionId);
       if (session.archived_at) throw refuse(`session '${sessionId}' is archived; it takes no new events`);
+      checkConfirmations(log, sessionId, [event]);
       return log.emitEvent(sessionId, toLoggedInput(event, newOutcomeId));
     },
     listHands: ({ sessionId }) => {

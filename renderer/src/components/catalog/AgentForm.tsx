@@ -54,7 +54,8 @@ export function AgentForm({ api, agent, onSaved }: { api: CorralApi; agent: UiAg
       model,
       system: system || null,
       ...(maxTokens ? { max_tokens: Number(maxTokens) } : {}),
-      tools: [toolset, ...customTools] as never,
+      // The form does not edit MCP toolsets: they are kept as they are (with the agent's mcp_servers).
+      tools: [toolset, ...customTools, ...(agent?.tools.filter((t) => t.type === 'mcp_toolset') ?? [])] as never,
     };
     try {
       const out = agent ? await api.updateAgent({ agentId: agent.id, update: { ...body, version: agent.version } }) : await api.createAgent(body);

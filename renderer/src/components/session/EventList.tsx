@@ -2,7 +2,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type MouseEvent, type WheelEvent } from 'react';
 import type { UiEvent } from '../../../../main/api/ui/contract';
 import type { RowModel } from '../../lib/rows';
-import type { SessionIndex } from '../../lib/session-index';
+import { indexAtOrBefore, type SessionIndex } from '../../lib/session-index';
 import { summarise } from '../../lib/summary';
 import type { LiveText } from '../../state/timeline';
 import { setFilters, useView } from '../../state/view';
@@ -52,7 +52,7 @@ export function EventList({ events, live, index, rows, rowsVersion, forkPoints, 
   }, [count, following, toBottom, rowsVersion]);
 
   // A cursor moved from elsewhere brings its row into view.
-  const cursorIndex = cursor === null ? -1 : cursorToIndex(events, cursor);
+  const cursorIndex = cursor === null ? -1 : indexAtOrBefore(events, cursor);
   useEffect(() => {
     if (cursorIndex < 0) return;
     const r = rows.rowOf(cursorIndex);
@@ -155,17 +155,3 @@ export function EventList({ events, live, index, rows, rowsVersion, forkPoints, 
   );
 }
 
-/** The event index the cursor (a seq) is on: the last event at or before it. */
-function cursorToIndex(events: readonly UiEvent[], seq: number): number {
-  let lo = 0;
-  let hi = events.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (events[mid]!.seq <= seq) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return found;
-}

@@ -58,7 +58,7 @@ export function OverviewCanvas({ events, index, width }: Props) {
     if (!ctx || !st) return () => clearTimeout(timer);
     ctx.clearRect(0, 0, width, height);
     ctx.drawImage(st.canvas, 0, 0, width, height);
-    const xOf = (seq: number) => (count <= 1 ? 0 : ((seqIndex(events, seq) - a + 0.5) / span) * width);
+    const xOf = (seq: number) => (count <= 1 ? 0 : ((seqIndex0(events, seq) - a + 0.5) / span) * width);
     const p = palette();
     if (slice) {
       ctx.fillStyle = p.selection;
@@ -131,19 +131,6 @@ export function OverviewCanvas({ events, index, width }: Props) {
   );
 }
 
-function seqIndex(events: readonly UiEvent[], seq: number): number {
-  let lo = 0;
-  let hi = events.length - 1;
-  let found = 0;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (events[mid]!.seq <= seq) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return found;
-}
 
 function drawStatic(canvas: HTMLCanvasElement, index: SessionIndex, width: number, height: number, first: number, last: number) {
   const ctx = fitCanvas(canvas, width, height);
@@ -178,3 +165,6 @@ function drawStatic(canvas: HTMLCanvasElement, index: SessionIndex, width: numbe
     ctx.globalAlpha = 1;
   });
 }
+
+/** The last event at or before `seq`, or the first when none is. */
+const seqIndex0 = (events: readonly UiEvent[], seq: number): number => Math.max(0, indexAtOrBefore(events, seq));

@@ -13,6 +13,7 @@ import { EventList } from './EventList';
 import { FilterBar } from './FilterBar';
 import { ForkDialog } from './ForkDialog';
 import { KeysHelp } from './KeysHelp';
+import { PendingCalls } from './PendingCalls';
 import { SessionHeader } from './SessionHeader';
 import { Scrubber } from './Scrubber';
 import { SidePanel } from './SidePanel';
@@ -83,6 +84,7 @@ function Loaded({ api, sessionId, session, events: handle, onRetry, onSelect }: 
         </div>
         <SidePanel api={api} sessionId={sessionId} events={events} index={index} onFork={setForkAt} />
       </div>
+      <PendingCalls api={api} sessionId={sessionId} events={events} onSent={(e: UiEvent) => handle.add([e])} />
       <Composer api={api} sessionId={sessionId} status={session?.status} onSent={(e: UiEvent) => handle.add([e])} onInterrupt={interrupt} />
       {help && <KeysHelp onClose={() => setHelp(false)} />}
       {forkAt !== null && (
