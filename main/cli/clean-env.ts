@@ -10,7 +10,8 @@
  * of `process.env` so that no child inherits them.
  */
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 
 /** The variables that hold secrets; read once at start, then gone from the environment. */
 export const SECRET_ENV_NAMES = ['CORRAL_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CORRAL_VAULT_PASSPHRASE'] as const;
@@ -57,7 +58,8 @@ function reexec(env: NodeJS.ProcessEnv, secrets: HostSecrets): Promise<never> {
     });
   }
   return new Promise<never>(() => {
-    child.once('exit', (code) => process.exit(code ?? 1));
+    // The serving process's exit code; killed by a signal, the shell's convention (128 + its number).
+    child.once('exit', (code, signal) => process.exit(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 1)));
     child.once('error', (err) => {
       console.error(`corral serve: cannot start the serving process: ${err.message}`);
       process.exit(1);
@@ -65,17 +67,26 @@ function reexec(env: NodeJS.ProcessEnv, secrets: HostSecrets): Promise<never> {
   });
 }
 
+/**
+ * Reads the secrets line from the pipe on `fd`. A net.Socket, not fs.createReadStream: a file
+ * stream reads a pipe with blocking read() calls on a thread-pool thread, which then stays parked
+ * in read() for the life of the process, and process.exit waits for the thread pool on its way out,
+ * so the serving process never finished exiting after SIGTERM. A socket reads the pipe through the
+ * event loop (epoll), and once the secrets are in it is unref'ed: it keeps nothing alive.
+ */
 function readSecrets(fd: number): Promise<HostSecrets> {
   return new Promise((resolve, reject) => {
-    const stream = fs.createReadStream('', { fd });
+    const pipe = new net.Socket({ fd, readable: true, writable: false });
     let text = '';
     let done = false;
-    stream.on('data', (chunk) => {
+    pipe.on('data', (chunk: Buffer) => {
       if (done) return;
-      text += String(chunk);
+      text += chunk.toString('utf8');
       const nl = text.indexOf('\n');
       if (nl < 0) return;
       done = true;
+      // From here on the pipe only watches for the launcher's end: it must not keep serve alive.
+      pipe.unref();
       try {
         resolve(parseSecrets(text.slice(0, nl)));
       } catch (err) {
@@ -83,10 +94,12 @@ function readSecrets(fd: number): Promise<HostSecrets> {
       }
       text = '';
     });
-    stream.on('error', reject);
-    stream.on('end', () => {
+    pipe.on('error', (err) => {
+      if (!done) reject(err);
+    });
+    pipe.on('end', () => {
       if (!done) return reject(new Error('the secrets pipe closed before the secrets came'));
-      // The launching process is gone: stop as if told to.
+      // The launching process is gone (killed with SIGKILL, which it cannot pass on): stop as if told to.
       process.kill(process.pid, 'SIGTERM');
     });
   });
