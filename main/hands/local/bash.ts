@@ -8,6 +8,7 @@ import type { ExecuteOptions, ToolOutcome } from '../types';
 import { errorOutcome, InputError, optBoolean, optNumber, optString } from '../tools/input';
 import type { WorkDir } from './paths';
 import type { SandboxedCommand } from './sandbox';
+import { sessionsBelow, signalGroups } from './sandbox-tree';
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 /** After SIGTERM, the group gets this long before SIGKILL. */
@@ -191,10 +192,12 @@ export class BashRunner {
       if (finished || stopReason) return;
       stopReason = reason;
       if (pid !== undefined) {
-        signalGroup(pid, 'SIGTERM');
+        // With the sandbox's own session (found now, while the outer bwrap is its parent).
+        const groups = [pid, ...sessionsBelow(pid)];
+        signalGroups(groups, 'SIGTERM');
         // Not tied to this call's timers: the SIGKILL must still happen after we resolve.
         setTimeout(() => {
-          signalGroup(pid, 'SIGKILL');
+          signalGroups(groups, 'SIGKILL');
           ledger?.forget(pid);
         }, KILL_GRACE_MS);
       }
@@ -312,9 +315,12 @@ export class BashRunner {
   async dispose(): Promise<void> {
     const calls = [...this.running.values()];
     const groups = [...this.lingering, ...this.running.keys()];
+    // Lingering sandboxes' own sessions, found before anything is signalled (see stop()).
+    const inner = groups.flatMap((g) => sessionsBelow(g));
     for (const c of calls) c.stop('dispose');
     this.lingering.clear();
     for (const g of groups) signalGroup(g, 'SIGTERM');
+    signalGroups(inner, 'SIGKILL');
     await Promise.all(calls.map((c) => c.done));
     const deadline = Date.now() + KILL_GRACE_MS;
     let alive = groups.filter(groupAlive);
