@@ -39,7 +39,7 @@ function script(req: RecordedRequest): Reply {
 function startServe(dataDir: string): Promise<{ child: ChildProcess; client: Anthropic }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir], {
     cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
+    env: { ...process.env, CORRAL_API_KEY: 'serve-key-0123456789-0123456789-0123', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -49,7 +49,7 @@ function startServe(dataDir: string): Promise<{ child: ChildProcess; client: Ant
       const m = /API at (http:\/\/\S+)\/v1/.exec(line);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, client: new Anthropic({ apiKey: 'serve-key', baseURL: m[1]!, maxRetries: 0 }) });
+        resolve({ child, client: new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: m[1]!, maxRetries: 0 }) });
       }
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
