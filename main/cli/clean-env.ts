@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
+import { scrubInitialEnviron } from './scrub-environ';
 
 /** The variables that hold secrets; read once at start, then gone from the environment. */
 export const SECRET_ENV_NAMES = ['CORRAL_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CORRAL_VAULT_PASSPHRASE'] as const;
@@ -51,6 +52,9 @@ function reexec(env: NodeJS.ProcessEnv, secrets: HostSecrets): Promise<never> {
   // One line, and the pipe stays open: its end tells the serving process this one is gone
   // (killed with SIGKILL, which cannot be passed on), and it stops too.
   pipe.write(`${JSON.stringify(secrets)}\n`);
+  // This process lives on (signals, exit code): its own /proc/PID/environ must not keep the keys.
+  const scrub = scrubInitialEnviron(SECRET_ENV_NAMES);
+  if ('problem' in scrub) console.warn(`corral serve: warning: the keys could not be blanked in the launching process's /proc/${process.pid}/environ (${scrub.problem}); it stays readable by this user's processes until serve stops`);
   // A terminal's Ctrl-C reaches both (same process group); a kill aimed at this process is passed on.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {

@@ -86,6 +86,11 @@ describe.runIf(process.platform === 'linux')('serve and its environment', () => 
       for (const name of Object.keys(planted)) expect(env).not.toContain(`${name}=`);
     }
     expect(environ(state.pid)).toContain('PATH='); // it was read: an empty read would prove nothing
+    // The launcher lives on to pass signals and the exit code: its initial environment (which
+    // it was started with, keys included) has the values blanked in place.
+    const launcherEnv = environ(launcher.pid!);
+    expect(launcherEnv).toContain('PATH=');
+    for (const value of Object.values(planted)) expect(launcherEnv).not.toContain(value);
     // The keys still work: the API key, the model key (the vault reports its source) and the passphrase.
     const url = /API at (\S+)\/v1/.exec(lines.join('\n'))![1]!;
     expect((await fetch(`${url}/v1/agents`, { headers: { 'x-api-key': planted.CORRAL_API_KEY } })).status).toBe(200);
