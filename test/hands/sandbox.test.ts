@@ -182,6 +182,14 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     expect(fs.existsSync(path.join(work, 'marker'))).toBe(false);
   });
 
+  it('finished commands leave nothing of their sandboxes (the runtime\'s socat bridges outlived them under load)', async () => {
+    const work = tmpDir();
+    const h = hand({ workDir: work });
+    for (let i = 0; i < 8; i++) expect(await bash(h, 'echo ran >> runs.log; sleep 0.3; echo ok')).toBe('ok\n[exit code 0]');
+    for (let i = 0; i < 30 && running(work) !== ''; i++) await sleep(100);
+    expect(running(work)).toBe('');
+  });
+
   it('an interrupted command leaves nothing of its sandbox: bubblewrap\'s own session (its init, the proxy bridges) ends too', async () => {
     const work = tmpDir();
     const h = hand({ workDir: work });

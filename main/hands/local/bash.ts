@@ -8,7 +8,7 @@ import type { ExecuteOptions, ToolOutcome } from '../types';
 import { errorOutcome, InputError, optBoolean, optNumber, optString } from '../tools/input';
 import type { WorkDir } from './paths';
 import type { SandboxedCommand } from './sandbox';
-import { sessionsBelow, signalGroups } from './sandbox-tree';
+import { sessionsBelow, signalGroups, watchSandboxSession } from './sandbox-tree';
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 /** After SIGTERM, the group gets this long before SIGKILL. */
@@ -154,6 +154,8 @@ export class BashRunner {
     const pid = child.pid;
     // On record before anything else can happen, so that a host killed now leaves no orphan.
     if (pid !== undefined && token) ledger!.record(pid, token);
+    // A sandboxed command's own session (bubblewrap --new-session), ended with the command.
+    const sandboxSession = pid !== undefined && launch.release ? watchSandboxSession(pid) : undefined;
 
     let resolveDone!: (o: ToolOutcome) => void;
     const done = new Promise<ToolOutcome>((r) => (resolveDone = r));
@@ -193,7 +195,7 @@ export class BashRunner {
       stopReason = reason;
       if (pid !== undefined) {
         // With the sandbox's own session (found now, while the outer bwrap is its parent).
-        const groups = [pid, ...sessionsBelow(pid)];
+        const groups = [pid, ...(sandboxSession?.sessions() ?? [])];
         signalGroups(groups, 'SIGTERM');
         // Not tied to this call's timers: the SIGKILL must still happen after we resolve.
         setTimeout(() => {
@@ -236,6 +238,7 @@ export class BashRunner {
       finish();
     });
     child.on('exit', (code, sig) => {
+      sandboxSession?.end();
       launch.release?.();
       exited = true;
       exitCode = code;
