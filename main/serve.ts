@@ -133,6 +133,10 @@ async function main(): Promise<void> {
     await server.close();
     throw err;
   }
+  // Brains start once the sandbox check and the model proxy are done (host.started): input that
+  // arrives before then is not followed (a confirmation sent at once to a session waiting for the
+  // user woke nothing), so nothing is announced before.
+  await host.started;
   const { key, source } = loadOrCreateApiKey(dataDir, { CORRAL_API_KEY: secrets.CORRAL_API_KEY });
   const keyProblem = apiKeyProblem(key);
   if (keyProblem) {
@@ -145,6 +149,22 @@ async function main(): Promise<void> {
   const here = path.dirname(fileURLToPath(import.meta.url));
   server.serve(host, { apiKey: key, auth, keyFile, rendererDir: path.resolve(here, '..', 'out', 'renderer') });
   writeServeState(dataDir, { url: server.url, pid: process.pid });
+  // Before anything is printed: a SIGTERM sent as soon as the link appears must stop serve
+  // cleanly, not meet the default action (the likely cause of one exit 143 seen under load).
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`corral serve: ${signal}, stopping`);
+    removeServeState(dataDir);
+    server
+      .close()
+      .finally(() => host.close())
+      .finally(() => process.exit(0));
+    setTimeout(() => process.exit(0), 3000).unref();
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 
   if (!isLoopback(hostname)) {
     console.warn(`corral serve: listening on ${hostname} for ${allowed!.names.join(', ')}: anyone who can reach it and has the key controls your agents (plain http: use a TLS proxy beyond a trusted network)`);
@@ -165,20 +185,6 @@ async function main(): Promise<void> {
   const { code, expiresAt } = auth.mintCode();
   console.log(`corral serve: open ${server.url}/?code=${code} (works once, for ${Math.round((expiresAt.getTime() - Date.now()) / 60_000)} minutes; npm run serve -- link prints a new one)`);
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`corral serve: ${signal}, stopping`);
-    removeServeState(dataDir);
-    server
-      .close()
-      .finally(() => host.close())
-      .finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 3000).unref();
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 main().catch((err) => {

@@ -4,6 +4,7 @@ import readline from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
+import { killServeHost } from '../helpers/serve-kill';
 import { tmpDir } from '../helpers/tmp';
 
 // Tool permissions as a client of the hosted API uses them: the official SDK against `serve`
@@ -260,8 +261,7 @@ describe('a call waiting for the user survives kill -9 of the host', () => {
     const id = await session('crash while waiting');
     const log = await idleWith(client, id, waiting);
     const use = log.find((e) => e.type === 'agent.tool_use')!;
-    serve.child.kill('SIGKILL');
-    await new Promise((r) => serve.child.once('exit', r));
+    await killServeHost(dataDir, serve.child);
     serve = await startServe(dataDir);
     client = serve.client;
     // Still waiting after the restart, with nothing run.

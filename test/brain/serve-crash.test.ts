@@ -4,6 +4,7 @@ import readline from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../fixtures/model-server';
+import { killServeHost } from '../helpers/serve-kill';
 import { tmpDir } from '../helpers/tmp';
 
 const root = path.resolve(__dirname, '../..');
@@ -56,8 +57,7 @@ describe('kill -9 of the whole serve process mid-turn', () => {
       initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'write a note' }] }],
     });
     while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
-    first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('exit', r));
+    await killServeHost(dataDir, first.child);
 
     const second = await startServe(dataDir);
     const client2 = new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: second.url, maxRetries: 0 });
