@@ -9,7 +9,7 @@ import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPo
 import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
-import { applyResources, type RepoRouter } from './resources';
+import { applyResources, type RepoRouter, type ResourceTarget } from './resources';
 import { localReach, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import { writeTextFile, type TextFilter } from './write-text';
@@ -249,6 +249,29 @@ export class HandRegistry {
     if (this.live.get(key) === live) this.live.delete(key);
   }
 
+  /** Where each live main hand takes resources (for resources added to its session later). */
+  private readonly targets = new WeakMap<Live, ResourceTarget>();
+  private keepTarget(live: Live, target: ResourceTarget): ResourceTarget {
+    const kept = { ...target, applied: new Set<string>() };
+    this.targets.set(live, kept);
+    return kept;
+  }
+
+  /**
+   * Applies a resource just added to a session onto its main hand if that hand is provisioned
+   * (or being provisioned: then once it is ready). Resolves false when the session holds no live
+   * main hand: its next provisioning applies every resource of the record, this one included.
+   */
+  async applyAddedResource(sessionId: string, resourceId: string): Promise<boolean> {
+    const live = this.live.get(`${sessionId}\u0000${MAIN_HAND}`);
+    if (!live) return false;
+    const ready = await live.ready.then(() => true, () => false);
+    const target = this.targets.get(live);
+    if (!ready || !target || this.live.get(`${sessionId}\u0000${MAIN_HAND}`) !== live) return false;
+    await applyResources(this.opts.log, sessionId, MAIN_HAND, target, undefined, resourceId);
+    return true;
+  }
+
   private async provision(spec: HandSpec, live: Live, signal?: AbortSignal): Live['ready'] {
     const { log } = this.opts;
     const sessionId = live.sessionId;
@@ -300,7 +323,7 @@ export class HandRegistry {
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
-      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git }, signal);
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, this.keepTarget(live, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git }), signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts });
       return got;
     } catch (err) {

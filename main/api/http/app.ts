@@ -17,6 +17,8 @@ import { handCatalogRoutes, handRoutes } from './routes/hands';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
+import { sessionResourceRoutes } from './routes/session-resources';
+import { refuseWorkspace } from './workspace';
 import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
 
@@ -98,12 +100,14 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
       onError: (c) => errorResponse(c, new ApiError('request_too_large', `the request body is larger than ${maxBody} bytes`)),
     }),
   );
+  v1.use('*', refuseWorkspace);
   v1.route('/agents', agentRoutes(host));
   v1.route('/environments', environmentRoutes(host));
   v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000, stallMs: opts.stallMs }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
   v1.route('/sessions', sessionExtraRoutes(host));
+  v1.route('/sessions', sessionResourceRoutes(host));
   v1.route('/hands', handCatalogRoutes());
   v1.route('/vaults', vaultRoutes(host));
   v1.route('/corral', corralAuthRoutes(auth, opts.keyFile));
