@@ -21,6 +21,9 @@ import { sessionResourceRoutes } from './routes/session-resources';
 import { refuseWorkspace } from './workspace';
 import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
+import { workRoutes } from './routes/work';
+import { workerEventRoutes } from './routes/worker-events';
+import { acceptWorkerCredential } from './work-auth';
 
 /** Options of the HTTP app. */
 export interface ApiAppOptions extends SlowReaderOptions {
@@ -84,10 +87,13 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
 
   const v1 = new Hono();
   v1.use('*', async (c, next) => {
+    const presented = presentedKey(c.req.raw.headers);
+    // Machines that dial in hold narrower credentials: an environment key, or a work item's secret.
+    // Both kinds count as attempts for the per-address throttle.
     const refused = guardCredential(
       c,
       throttle,
-      () => auth.keyMatches(presentedKey(c.req.raw.headers)),
+      () => auth.keyMatches(presented) || acceptWorkerCredential(c, host, presented),
       () => errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)')),
     );
     if (refused) return refused;
@@ -102,7 +108,9 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   );
   v1.use('*', refuseWorkspace);
   v1.route('/agents', agentRoutes(host));
+  v1.route('/environments', workRoutes(host));
   v1.route('/environments', environmentRoutes(host));
+  v1.route('/sessions', workerEventRoutes(host));
   v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000, stallMs: opts.stallMs }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
