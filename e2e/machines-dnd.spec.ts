@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { fingerprintOf } from '../main/hands/ssh/known-hosts';
 import { sshEnv, sshTurn } from './hands-backend';
-import { client, link, newSession, rowsOf } from './helpers';
+import { client, freshLink, newSession, rowsOf } from './helpers';
 
 /**
  * Machines by drag and drop (issue #12) in the browser, against `serve` and the real sshd test
@@ -51,7 +51,7 @@ test('attach an SSH host by dropping a key and a config, use it from a session, 
     const b = await newSession('dnd taker');
     await idle(a.id);
     await idle(b.id);
-    await page.goto(link);
+    await page.goto(await freshLink());
     await page.getByRole('tab', { name: 'Hands' }).click();
     const notice = page.getByTestId('hands-notice');
 
@@ -128,9 +128,9 @@ test('attach an SSH host by dropping a key and a config, use it from a session, 
     await expect(page.getByTestId(`hand-${b.id}-loop`)).toBeVisible();
     await expect(chipA).toHaveCount(0);
     await page.screenshot({ path: path.join(screens, 'hands-panel.png') });
-    await page.goto(`${link}&session=${a.id}`);
+    await page.goto(`${await freshLink()}&session=${a.id}`);
     await expect(rowsOf(page, 'hand.handed_over')).toHaveCount(1);
-    await page.goto(`${link}&session=${b.id}`);
+    await page.goto(`${await freshLink()}&session=${b.id}`);
     await expect(rowsOf(page, 'hand.received')).toHaveCount(1);
 
     // The key's text came back in no frame, and is nowhere on the page.
@@ -147,7 +147,7 @@ test('discovery offers the container engine and the adb device; the menu gives t
   try {
     const adb = sshEnv('adb');
     const taker = (await client.beta.sessions.list()).data.find((s) => s.title === 'dnd taker')!;
-    await page.goto(link);
+    await page.goto(await freshLink());
     await page.getByRole('tab', { name: 'Hands' }).click();
     await page.getByRole('button', { name: 'Look', exact: true }).click();
     const found = page.getByRole('region', { name: 'Found on this machine' });
@@ -171,7 +171,7 @@ test('discovery offers the container engine and the adb device; the menu gives t
     expect((await chips.locator('.kind').allInnerTexts()).map((k) => k.toLowerCase()).sort()).toEqual(['adb', 'docker', 'local', 'ssh']);
     for (const row of [box, phone, page.getByTestId('machine-loop')]) await expect(row.locator('.state')).toHaveText(/^held by \d+ sessions?$/);
     await page.screenshot({ path: path.join(screens, 'hands-three-machines.png') });
-    await page.goto(`${link}&session=${taker.id}`);
+    await page.goto(`${await freshLink()}&session=${taker.id}`);
     await expect(rowsOf(page, 'hand.attached')).toHaveCount(2);
     await page.screenshot({ path: path.join(screens, 'session-three-machines.png') });
   } finally {

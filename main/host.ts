@@ -17,6 +17,8 @@ import type { ModelProxy } from './vault/model-proxy';
 import { silentLogger, type Logger } from './logging/logger';
 import { McpSessions } from './mcp/sessions';
 import { logSessionLifecycle } from './logging/session-lifecycle';
+import { WorkStore } from './catalog/work';
+import { DialIn } from './hands/dial-in/service';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -38,7 +40,7 @@ export interface HostOptions {
    * environment once read), else the key file `DATA/vault.key`, which the desktop app wraps
    * with the OS keychain (`keyWrapper`).
    */
-  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper };
+  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper; env?: NodeJS.ProcessEnv };
   /**
    * Where the host logs requests, session lifecycles, brain and hand failures
    * (`createLogger`); default silent, so tests stay quiet.
@@ -64,6 +66,8 @@ export interface Host {
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
   readonly hands: HandRegistry;
+  /** The self-hosted worker protocol (environment keys, work items, leases). */
+  readonly dialIn: DialIn;
   /** Credentials, sealed; `vault.ready` rejects when the key cannot be had (a wrong passphrase). */
   readonly vault: Vault;
   /** Where brains send model requests (with a capability, never a key). */
@@ -95,9 +99,10 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper });
+  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, env: opts.vault?.env });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
+  const dialIn = new DialIn({ work: new WorkStore(db), log: writerLog, environments, logger });
   const hands = new HandRegistry({
     log: writerLog,
     environments,
@@ -110,6 +115,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     git: secrets.gitProxy,
     handEnv: secrets.handEnv,
     redactStream: () => (secrets.vault.redactor.active ? secrets.vault.redactor.stream() : undefined),
+    dialIn,
   });
   // The host's MCP client: connections and tokens stay here; brains see tools and results.
   const workRoot = opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir);
@@ -141,6 +147,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     agents,
     environments,
     hands,
+    dialIn,
     vault: secrets.vault,
     modelProxy: secrets.modelProxy,
     brains,

@@ -16,6 +16,8 @@ import { writeTextFile, type TextFilter } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
+import { callThroughWorker } from './dial-in/call';
+import type { DialIn } from './dial-in/service';
 
 const describeNetworkOf = (hosts: readonly string[]) => describeNetwork({ denyRead: [], allowedHosts: hosts });
 
@@ -66,6 +68,8 @@ export interface HandRegistryOptions {
   handEnv?: HandEnvSource;
   /** A fresh redactor of the vault's values for each full output kept in DATA/outputs (undefined: nothing to redact). */
   redactStream?: () => TextFilter | undefined;
+  /** The self-hosted worker protocol: `self_hosted` hands are machines that dial in (hands/dial-in). */
+  dialIn?: DialIn;
 }
 
 /**
@@ -130,7 +134,7 @@ export class HandRegistry {
       return {
         name: spec.name,
         kind: type,
-        description: type === 'local' ? describeLocal(localDir, local) : kind ? kind.describe(spec.config) : `unavailable (${type})`,
+        description: type === 'local' ? describeLocal(localDir, local) : kind ? kind.describe(spec.config) : type === 'self_hosted' && this.opts.dialIn ? 'a machine that dials in: a self-hosted worker runs the tools there' : `unavailable (${type})`,
         tools: [...BUILTIN_TOOL_NAMES, ...(kind?.extraTools ?? []).map((t) => t.definition.name)],
         extraTools: (kind?.extraTools ?? []).map((t) => t.definition),
         ...(type === 'local' && sandboxNotice(local) ? { notice: sandboxNotice(local) } : {}),
@@ -156,6 +160,10 @@ export class HandRegistry {
   }
 
   private async executeOn(sessionId: string, name: string, spec: HandSpec, tool: string, input: Record<string, unknown>, opts: ExecuteOptions & { toolUseId?: string }): Promise<ToolOutcome> {
+    // A machine that dials in runs the call itself (it watches the log); the host waits for its answer.
+    if (spec.config?.type === 'self_hosted' && this.opts.dialIn && spec.environmentId) {
+      return callThroughWorker(this.opts.dialIn, { sessionId, environmentId: spec.environmentId, hand: name, toolUseId: opts.toolUseId, signal: opts.signal, timeoutMs: Math.min(opts.timeoutMs ?? CALL_TIMEOUT_MS, CALL_TIMEOUT_MS) });
+    }
     let got;
     try {
       got = await this.provisioned(sessionId, spec, opts.signal);

@@ -28,6 +28,7 @@ export const HOST_CALLS = [
   'updateCredential',
   'archiveCredential',
   'deleteCredential',
+  'createWorkerKey',
   // The hands panel (machines-contract.ts).
   'discoverMachines',
   'readDroppedFile',

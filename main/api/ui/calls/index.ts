@@ -8,6 +8,7 @@ import { modelRequestAt } from './model-request';
 import { handsOf, sessionCalls } from './sessions';
 import { vaultCalls } from './vaults';
 import { machineCalls } from './machines';
+import { workerKeyCalls } from './worker-keys';
 
 /**
  * Every host call of the contract (agents, environments, new sessions, events, hands, forks,
@@ -21,6 +22,7 @@ export function hostCalls(host: Host): HostCalls & { handsOf(sessionId: string):
     ...forkCalls(host),
     ...vaultCalls(host),
     ...machineCalls(host),
+    ...workerKeyCalls(host),
     getModelRequest: ({ sessionId, atSeq }) => modelRequestAt(host, sessionId, atSeq),
     readFullOutput: ({ sessionId, seq, offset, length }) => readFullOutput(host.log, host.dataDir, sessionId, seq, offset, length),
   };
