@@ -7,8 +7,22 @@
 /** How a hand reaches a port on this machine's loopback (undefined: it cannot). */
 export type ReachHost = (port: number) => Promise<{ host: string; port: number } | undefined>;
 
-/** The host's source of those variables. */
+/**
+ * A private key held by the host's vault (its contents, never a path), offered to an SSH host
+ * before the key files. `used` records the login in the session's ledger.
+ */
+export interface VaultSshKey {
+  /** The credential's name and id, for messages. */
+  name: string;
+  privateKey: string;
+  passphrase?: string;
+  used(target: string): void;
+}
+
+/** The host's source of those variables (and of the session's SSH keys). */
 export interface HandEnvSource {
+  /** The session's `ssh_private_key` credentials that cover `host`, in scope order. */
+  sshKeys?(sessionId: string, host: string): Promise<VaultSshKey[]>;
   /** `placeCa` puts the egress CA on a remote hand; without it the hand runs on this machine. */
   envFor(sessionId: string, reach: ReachHost, placeCa?: PlaceCa): Promise<Record<string, string>>;
 }

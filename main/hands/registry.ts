@@ -283,7 +283,8 @@ export class HandRegistry {
         const kind = type ? this.opts.kinds[type] : undefined;
         if (!kind) throw new Error(`an environment of type '${type}' cannot run here (Corral runs local, ssh, docker and adb hands)`);
         const label = `${sessionId}/${spec.name}`;
-        const shell = await kind.connect(spec.config, { signal, label });
+        const sshKeys = this.opts.handEnv?.sshKeys?.bind(this.opts.handEnv);
+        const shell = await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) });
         workDir = typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config));
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p), placeCaOnShell(shell, type === 'docker'))) };

@@ -12,7 +12,7 @@ import type { VaultKeyWrapper } from './keys';
 import { EgressProxy, type EgressOptions } from './egress-proxy';
 import { GitProxy } from './git-proxy';
 import { ModelProxy } from './model-proxy';
-import { Vault } from './vault';
+import { Vault, type ResolvedCredential } from './vault';
 
 export { Vault } from './vault';
 export type { VaultKeyWrapper } from './keys';
@@ -53,6 +53,13 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
     egressProxy.protect(Number(new URL(modelProxy.url ?? 'http://x:0').port) || undefined);
   }, () => {});
   const handEnv: HandEnvSource = {
+    sshKeys: async (sessionId, host) =>
+      ((await vault.resolveAll(sessionId, { use: 'ssh', host })) as ResolvedCredential<'ssh_private_key'>[]).map((c) => ({
+        name: `${c.credential.display_name ? `'${c.credential.display_name}' ` : ''}(${c.credential.id})`,
+        privateKey: c.secret.private_key,
+        passphrase: c.secret.passphrase,
+        used: (target: string) => c.recordUse(target),
+      })),
     envFor: async (sessionId, reach, placeCa) => {
       const placeholders = await vault.environmentPlaceholders(sessionId);
       if (Object.keys(placeholders).length === 0) return {};
