@@ -12,7 +12,6 @@
  * apart by a capability in the proxy URL's password (Proxy-Authorization), so one listener
  * serves every session.
  */
-import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -22,6 +21,7 @@ import type { CredentialPurpose } from './scope';
 import { EgressCa } from './egress-ca';
 import { forward, namesHost, refuse } from './egress-forward';
 import { checkTarget, type Verdict } from './egress-guard';
+import { listenRemembered, ProxyCapabilities } from './proxy-caps';
 
 /** What the proxy needs from the vault. */
 export interface EgressSource {
@@ -56,8 +56,7 @@ export class EgressProxy {
   /** Serves the requests inside terminated tunnels (never listens itself). */
   private readonly inner: http.Server;
   private readonly tunnels = new WeakMap<object, Tunnel>();
-  private readonly caps = new Map<string, string>();
-  private readonly capOf = new Map<string, string>();
+  private readonly caps: ProxyCapabilities;
   private address?: AddressInfo;
   /** Ports of the host's own servers: never a destination on this machine. */
   private readonly ownPorts = new Set<number>();
@@ -68,6 +67,7 @@ export class EgressProxy {
     private readonly opts: EgressOptions = {},
   ) {
     if (opts.dataDir) this.ca = new EgressCa(opts.dataDir);
+    this.caps = new ProxyCapabilities(opts.dataDir);
     this.allowLocal = new Set((opts.allowLocal ?? []).map((h) => h.toLowerCase()));
     const failed = (res: http.ServerResponse) => (err: unknown) => {
       console.error('corral: egress proxy:', err instanceof Error ? err.message : err);
@@ -82,14 +82,9 @@ export class EgressProxy {
     (this.server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     this.inner = http.createServer((req, res) => void this.handleInner(req, res).catch(failed(res)));
     this.inner.on('clientError', (_err, socket) => socket.destroy());
-    this.listening = new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        this.server.off('error', reject);
-        this.address = this.server.address() as AddressInfo;
-        this.ownPorts.add(this.address.port);
-        resolve();
-      });
+    this.listening = listenRemembered(this.server, opts.dataDir, 'egress-proxy').then(() => {
+      this.address = this.server.address() as AddressInfo;
+      this.ownPorts.add(this.address.port);
     });
     this.listening.catch(() => {});
   }
@@ -103,15 +98,9 @@ export class EgressProxy {
     if (port) this.ownPorts.add(port);
   }
 
-  /** The proxy URL for a session's hand, given the address the hand reaches the proxy at. */
-  proxyUrl(sessionId: string, reach: { host: string; port: number }): string {
-    let cap = this.capOf.get(sessionId);
-    if (!cap) {
-      cap = `corral-egress-${crypto.randomBytes(24).toString('base64url')}`;
-      this.capOf.set(sessionId, cap);
-      this.caps.set(cap, sessionId);
-    }
-    return `http://${USER}:${cap}@${reach.host}:${reach.port}`;
+  /** The proxy URL for a session's hand, given the address the hand reaches the proxy at (the same after a restart). */
+  async proxyUrl(sessionId: string, reach: { host: string; port: number }): Promise<string> {
+    return `http://${USER}:${await this.caps.mint('egress', sessionId)}@${reach.host}:${reach.port}`;
   }
 
   close(): Promise<void> {
@@ -122,11 +111,11 @@ export class EgressProxy {
     });
   }
 
-  private sessionOf(req: http.IncomingMessage): string | undefined {
+  private async sessionOf(req: http.IncomingMessage): Promise<string | undefined> {
     const m = /^Basic\s+(\S+)$/i.exec(req.headers['proxy-authorization'] ?? '');
     if (!m) return undefined;
     const [user, cap] = Buffer.from(m[1]!, 'base64').toString('utf8').split(':');
-    return user === USER && cap ? this.caps.get(cap) : undefined;
+    return user === USER && cap ? this.caps.check('egress', cap) : undefined;
   }
 
   /** The credentials for a host and whether the guard lets the proxy connect there. */
@@ -139,7 +128,7 @@ export class EgressProxy {
 
   /** A plain-HTTP proxy request (absolute URL). */
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const sessionId = this.sessionOf(req);
+    const sessionId = await this.sessionOf(req);
     if (!sessionId) return refuse(res, 407, 'this proxy needs the session\'s proxy credentials', { 'proxy-authenticate': 'Basic realm="corral"' });
     let url: URL;
     try {
@@ -170,7 +159,7 @@ export class EgressProxy {
     socket.on('error', () => socket.destroy());
     const end = (status: string, why = ''): void =>
       void socket.end(`HTTP/1.1 ${status}\r\n${why ? `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(why)}\r\n` : ''}\r\n${why}`);
-    const sessionId = this.sessionOf(req);
+    const sessionId = await this.sessionOf(req);
     if (!sessionId) return end('407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="corral"');
     const m = /^(\[[^\]]+\]|[^:[\]]+):(\d+)$/.exec(req.url ?? '');
     if (!m) return end('400 Bad Request');

@@ -46,7 +46,7 @@ export interface HostVaultOptions {
 export function startHostVault(opts: HostVaultOptions): HostVault {
   const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper });
   const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
-  const gitProxy = new GitProxy(vault);
+  const gitProxy = new GitProxy(vault, opts.dataDir);
   const egressProxy = new EgressProxy(vault, { ...opts.egress, dataDir: opts.dataDir });
   void Promise.all([modelProxy.listening, gitProxy.listening, egressProxy.listening]).then(() => {
     egressProxy.protect(gitProxy.port);
@@ -66,7 +66,7 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
       await egressProxy.listening;
       const at = await reach(egressProxy.port!).catch(() => undefined);
       if (!at) return placeholders;
-      const url = egressProxy.proxyUrl(sessionId, at);
+      const url = await egressProxy.proxyUrl(sessionId, at);
       const proxy = { ...placeholders, HTTP_PROXY: url, http_proxy: url, HTTPS_PROXY: url, https_proxy: url };
       // The CA that signs the proxy's certificates for allowed HTTPS hosts; without it on the
       // hand HTTPS still works, tunnelled, with the placeholders unsubstituted.

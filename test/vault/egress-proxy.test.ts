@@ -189,7 +189,7 @@ describe('the egress proxy itself', () => {
     await proxy.listening;
     try {
       proxy.protect(Number(new URL(allowed.url).port));
-      const url = new URL(proxy.proxyUrl('sesn_x', { host: '127.0.0.1', port: proxy.port! }));
+      const url = new URL(await proxy.proxyUrl('sesn_x', { host: '127.0.0.1', port: proxy.port! }));
       const auth = `Basic ${Buffer.from(`${url.username}:${url.password}`).toString('base64')}`;
       const ask = (headers: Record<string, string>, target: string) =>
         new Promise<number>((resolve, reject) => {

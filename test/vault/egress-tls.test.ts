@@ -77,7 +77,7 @@ beforeAll(async () => {
     { dataDir, upstreamCa: upstreamCaPem, allowLocal: [`127.0.0.2:${other.port}`, `127.0.0.3:${plain.port}`] },
   );
   await proxy.listening;
-  proxyUrl = proxy.proxyUrl('sesn_tls', { host: '127.0.0.1', port: proxy.port! });
+  proxyUrl = await proxy.proxyUrl('sesn_tls', { host: '127.0.0.1', port: proxy.port! });
 }, 60_000);
 afterAll(async () => {
   await proxy?.close();
