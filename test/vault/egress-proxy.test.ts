@@ -48,10 +48,12 @@ let vaultId: string;
 let headerCred: string;
 let ssh: Record<string, string>;
 let docker: Record<string, string>;
+let podman: Record<string, string>;
 
 beforeAll(async () => {
   ssh = handsEnv('ssh');
   docker = handsEnv('docker');
+  podman = handsEnv('podman');
   allowed = await echo('127.0.0.1');
   other = await echo('127.0.0.2');
   // HTTPS upstreams with certificates of a CA only this test (and, by option, the host's egress proxy) trusts.
@@ -173,6 +175,13 @@ describe('environment_variable credentials: placeholders on the hand, values add
   it('container hand on the host network (busybox wget)', async () => {
     const { events, out } = await run({ type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE, docker_host: docker.CORRAL_TEST_DOCKER_HOST, network: 'host' }, 'wget', 'docker');
     expectSubstituted(events, out, 'docker');
+  }, 180_000);
+
+  it('container on a bridge network (Podman\'s): the proxy through a forwarder on the gateway address', async () => {
+    const { events, out } = await run({ type: 'docker', image: podman.CORRAL_TEST_PODMAN_IMAGE, docker_host: podman.CORRAL_TEST_PODMAN_HOST, network: 'bridge' }, 'wget', 'bridge');
+    expectSubstituted(events, out, 'bridge');
+    // The hand reached the proxy at its gateway, not at loopback (a bridge container's loopback is its own).
+    expect(out).not.toContain('wget: can\'t connect');
   }, 180_000);
 
   it('local hand without the sandbox (curl)', async () => {
