@@ -33,12 +33,14 @@ const config: UserConfig = {
       // better-sqlite3, zod, ulid … stay external: the native addon cannot be bundled.
       externalizeDeps: true,
       // The brain runs in its own process: a second entry the supervisor forks (brain-entry.js).
-      // The local hand's worker threads run a third (local-hand-worker.js, see hands/local/off-loop/lanes.ts).
+      // The local hand's worker threads run a third (local-hand-worker.js, see hands/local/off-loop/lanes.ts),
+      // and the UI's model-request view a fourth (model-request-worker.js, api/ui/calls/model-request.ts).
       lib: {
         entry: {
           index: resolve(root, 'main/shell/index.ts'),
           'brain-entry': resolve(root, 'main/brain/entry.ts'),
           'local-hand-worker': resolve(root, 'main/hands/local/off-loop/worker.ts'),
+          'model-request-worker': resolve(root, 'main/api/ui/calls/model-request-worker.ts'),
         },
       },
     },

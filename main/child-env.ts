@@ -29,6 +29,22 @@ export function commandEnv(configured: Record<string, string> | undefined = unde
 }
 
 /**
+ * What the host's own git needs when it clones a repository resource: the command allowlist,
+ * plus the user's network and SSH-agent settings (a proxy, an agent socket for ssh URLs).
+ * Never the host's whole environment: git runs helpers (credential, ssh, askpass) that inherit it.
+ */
+const HOST_GIT_ENV_NAMES = ['SSH_AUTH_SOCK', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'LC_ALL', 'SystemRoot', 'TEMP', 'TMP', 'USERPROFILE'] as const;
+
+export function hostGitEnv(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out = commandEnv(undefined, from);
+  for (const name of HOST_GIT_ENV_NAMES) {
+    const value = from[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/**
  * What a brain process gets: enough to run Node (and Electron as Node) and the knobs it reads.
  * Nothing else: not the API server's key, not the model's key (the vault gives a brain a
  * capability for the host's model proxy instead, vault/brain-env.ts), not whatever else the

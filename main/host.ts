@@ -127,10 +127,11 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
       })
     : undefined;
   if (brains) secrets.vault.setLiveTailSink((sessionId, delta) => brains.pushDelta(sessionId, delta as never));
-  // Brains start once the model proxy listens (their capability names its port) and the key
-  // is open; sessions with input that arrived meanwhile are found by start() itself.
+  // Brains start once the model proxy listens (their capability names its port), the key is
+  // open and the local sandbox is checked (the bash tool's description says whether commands are
+  // sandboxed); sessions with input that arrived meanwhile are found by start() itself.
   let closed = false;
-  const started = Promise.allSettled([secrets.vault.ready, secrets.modelProxy.listening]).then(() => {
+  const started = Promise.allSettled([secrets.vault.ready, secrets.modelProxy.listening, hands.sandboxChecked]).then(() => {
     if (!closed) brains?.start();
   });
   logger.info({ data_dir: opts.dataDir, brains: Boolean(brains) }, 'host started');

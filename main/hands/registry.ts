@@ -80,6 +80,8 @@ export class HandRegistry {
   private readonly ledger: ProcessGroupLedger;
   /** The sandbox's availability once known (found in the background at start). */
   private sandboxKnown: SandboxState | undefined;
+  /** Settles once whether local commands can be sandboxed is known (tool descriptions say it). */
+  readonly sandboxChecked: Promise<void>;
 
   constructor(private readonly opts: HandRegistryOptions) {
     this.members = new HandMembership(opts.log);
@@ -89,8 +91,9 @@ export class HandRegistry {
     this.ledger = new ProcessGroupLedger(pgroupDir(opts.dataDir));
     if (opts.sandbox === false) {
       this.sandboxKnown = { enabled: false, reason: 'the sandbox is turned off for this host', on_purpose: true };
+      this.sandboxChecked = Promise.resolve();
     } else {
-      void sandboxAvailability().then((a) => {
+      this.sandboxChecked = sandboxAvailability().then((a) => {
         this.sandboxKnown = a.ok ? { enabled: true, network: '' } : { enabled: false, reason: a.reason, on_purpose: false };
         if (!a.ok) opts.logger?.warn({ reason: a.reason }, 'commands on local hands will run WITHOUT a sandbox');
       });

@@ -10,10 +10,13 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { hostGitEnv } from '../child-env';
 import { shq } from './remote/shell-hand';
 import type { ResourceTarget } from './resources';
 
-const git = promisify(execFile);
+const run = promisify(execFile);
+/** The host's git with the same allowlisted environment as its clones (resources.ts). */
+const git = (file: string, args: string[], opts: { signal?: AbortSignal }) => run(file, args, { ...opts, env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0' } });
 
 /** What was found: nothing (clone as usual), or a kept clone and where its origin points now. */
 export type Kept = { kept: false } | { kept: true; remote?: string; note?: string };

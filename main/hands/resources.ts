@@ -7,6 +7,7 @@ import type { SessionLog } from '../session/store';
 import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
+import { hostGitEnv } from '../child-env';
 import { keepExistingClone } from './resources-kept';
 
 interface RepoResource {
@@ -192,7 +193,7 @@ function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes
     const child = spawn(cmd, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       // COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
+      env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
       signal: opts.signal,
       timeout: CLONE_TIMEOUT_MS,
     });

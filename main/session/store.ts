@@ -124,6 +124,11 @@ export class SessionLog {
     return this.rows.toResume();
   }
 
+  /** The database file, for readers in other threads (worker threads open it read-only). */
+  get file(): string {
+    return this.db.name;
+  }
+
   /** Closes the database (the log is unusable afterwards). */
   close(): void {
     this.db.close();

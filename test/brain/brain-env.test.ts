@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forkBrain } from '../../main/brain/supervisor';
-import { brainEnv, commandEnv } from '../../main/child-env';
+import { brainEnv, commandEnv, hostGitEnv } from '../../main/child-env';
 
 const PLANTED = {
   CORRAL_API_KEY: 'planted-corral-key',
@@ -27,6 +27,11 @@ describe('the environments the host hands down', () => {
     expect(commandEnv({ GOFLAGS: '-mod=mod', LD_PRELOAD: '/evil.so', PATH: '/opt/bin:/bin' }, host)).toEqual({
       PATH: '/opt/bin:/bin', HOME: '/h', USER: 'u', LANG: 'C', TERM: 'dumb', SHELL: '/bin/bash', TMPDIR: '/t', GOFLAGS: '-mod=mod',
     });
+  });
+
+  it('hostGitEnv (the host cloning a repository resource) adds the SSH agent and proxy settings, nothing planted', () => {
+    const host = { ...PLANTED, PATH: '/bin', HOME: '/h', SSH_AUTH_SOCK: '/run/agent', HTTPS_PROXY: 'http://proxy:3128', ANTHROPIC_API_KEY: 'k' };
+    expect(hostGitEnv(host)).toEqual({ PATH: '/bin', HOME: '/h', SSH_AUTH_SOCK: '/run/agent', HTTPS_PROXY: 'http://proxy:3128' });
   });
 
   it('a forked brain process sees none of the planted variables', async () => {

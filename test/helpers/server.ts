@@ -16,6 +16,8 @@ export interface TestServer {
 export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?: string; logger?: Logger; stallMs?: number; allowedWorkRoots?: string[] } = {}): Promise<TestServer> {
   const dataDir = tmpDir();
   const host = createHost({ dataDir, logger: opts.logger, workRoot: tmpDir('corral-work-'), allowedWorkRoots: opts.allowedWorkRoots });
+  // As `serve` does, tests start once the host has (the vault open, the local sandbox checked).
+  await host.started;
   const apiKey = 'test-key-123';
   const server = await startServer(host, {
     port: 0,

@@ -11,11 +11,11 @@ import { queryInt } from '../request';
  */
 export function sessionExtraRoutes(host: Host): Hono {
   const app = new Hono();
-  app.get('/:id/model_request', (c) => {
+  app.get('/:id/model_request', async (c) => {
     const id = c.req.param('id');
     const session = host.log.getSession(id);
     const at = queryInt(c, 'at_seq', { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? session.last_seq;
-    return c.json({ type: 'model_request', ...modelRequestAt(host, id, at) });
+    return c.json({ type: 'model_request', ...(await modelRequestAt(host, id, at)) });
   });
   app.get('/:id/forks', (c) => c.json({ data: host.log.listForks(c.req.param('id')).map(sessionToApi), next_page: null }));
   return app;

@@ -1,11 +1,11 @@
-import { analyse } from '../../../brain/analyse';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { LogFold, type LogAnalysis } from '../../../brain/analyse';
 import { HAND_MEMBERSHIP_EVENTS, MAIN_HAND } from '../../../hands/membership';
 import type { Host } from '../../../host';
 import type { ForkPreview, SessionSummary } from '../contract';
 import type { HostCalls } from '../service';
 import { summarise } from '../service';
 import { missing, refuse } from './errors';
-import { eventsThrough } from './model-request';
 import { handsOf } from './sessions';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -14,10 +14,10 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * What forking at a position means, said before it happens: what is kept, what the brain will
  * do once the fork has work (from the same `analyse` the brain runs), and what is not rewound.
  */
-export function previewFork(host: Pick<Host, 'log'>, sessionId: string, atSeq: number, withMessage: boolean): ForkPreview {
+export async function previewFork(host: Pick<Host, 'log'>, sessionId: string, atSeq: number, withMessage: boolean): Promise<ForkPreview> {
   const session = host.log.getSession(sessionId);
   if (atSeq > session.last_seq) throw refuse(`position ${atSeq} is past the session's last event (#${session.last_seq})`);
-  const a = analyse(eventsThrough(host.log, sessionId, atSeq));
+  const a = await analyseThrough(host.log, sessionId, atSeq);
   const shared = atSeq === 0 ? 'No event is shared' : atSeq === 1 ? 'Event 1 is shared' : `Events 1–${atSeq} are shared`;
   const lines = [`${shared} with the fork; this session stays exactly as it is, and nothing after #${atSeq} is copied.`];
   if (a.openRequest) lines.push(`A model request was in flight at #${atSeq}: the fork closes it as abandoned and sends it again.`);
@@ -38,6 +38,24 @@ export function previewFork(host: Pick<Host, 'log'>, sessionId: string, atSeq: n
     open_request: a.openRequest !== undefined,
     needs_model: a.needsModel,
   };
+}
+
+/** Events a page of the fold reads at a time: a few milliseconds of the loop, then a turn for others. */
+const FOLD_PAGE = 2000;
+
+/**
+ * `analyse` of events 1..atSeq, read and folded a page at a time with a turn of the event loop
+ * between pages: a 100k-event session must not hold up every other session while it is read.
+ */
+async function analyseThrough(log: Host['log'], sessionId: string, atSeq: number): Promise<LogAnalysis> {
+  const fold = new LogFold();
+  for (let after = 0; ; ) {
+    const page = log.getEvents(sessionId, { after, to: atSeq, limit: FOLD_PAGE });
+    for (const e of page) fold.fold(e);
+    if (page.length < FOLD_PAGE) return fold.analysis();
+    after = page[page.length - 1]!.seq;
+    await nextTurn();
+  }
 }
 
 /** Fork calls: the preview, and the fork itself (optionally on another environment, with more hands and a message). */

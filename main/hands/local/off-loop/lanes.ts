@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
+import { spawnWorkerThread } from '../../../worker-thread';
 import type { ToolOutcome } from '../../types';
 import { InputError } from '../../tools/input';
 import { PathError } from '../paths';
@@ -25,22 +24,9 @@ const WORKER_HEAP_MB = 2048;
 
 /** A worker running off-loop/worker.ts: the TypeScript source under tsx, or the build. */
 function spawnWorker(): Worker {
-  const options = { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } };
-  if (import.meta.url.endsWith('.ts')) {
-    // From source (tests, `serve` under tsx): a worker inherits neither the tsx loader nor
-    // `--import`, so it registers tsx itself, then loads the entry.
-    const entry = pathToFileURL(path.join(here, 'worker.ts')).href;
-    const boot = `import(${JSON.stringify(tsxEsmApi())}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
-    return new Worker(boot, { ...options, eval: true });
-  }
-  return new Worker(path.join(here, BUILT_WORKER_FILE), options);
-}
-
-/** tsx's ESM API (its CommonJS build resolves its loader wrongly from a worker). */
-function tsxEsmApi(): string {
-  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
-  return pathToFileURL(path.join(path.dirname(manifest), pkg.exports['./esm/api']!.import.default)).href;
+  return spawnWorkerThread(import.meta.url, path.join(here, 'worker.ts'), path.join(here, BUILT_WORKER_FILE), {
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+  });
 }
 
 const lanes = {
