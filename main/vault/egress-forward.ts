@@ -9,6 +9,9 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { ResolvedCredential } from './vault';
 import { placeholderOf } from './vault-types';
+import { unecho } from './egress-unecho';
+
+const unechoText = (text: string, pairs: { value: string; placeholder: string }[]) => pairs.reduce((t, p) => t.split(p.value).join(p.placeholder), text);
 
 /** Bodies are read whole to substitute in them; larger ones are refused (413). */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -72,6 +75,9 @@ export async function forward(req: http.IncomingMessage, res: http.ServerRespons
   }
   const { url } = target;
   for (const c of used) c.recordUse(`${req.method} ${url.origin}`);
+  // The answer is searched for the values sent (egress-unecho.ts): it must come uncompressed.
+  const echoed = [...used].map((c) => ({ value: (c as ResolvedCredential<'environment_variable'>).secret.secret_value, placeholder: placeholderOf(c.credential.id) }));
+  if (echoed.length > 0) headers['accept-encoding'] = 'identity';
   const secure = url.protocol === 'https:';
   const name = url.hostname.replace(/^\[|\]$/g, '');
   const options: https.RequestOptions = {
@@ -89,8 +95,19 @@ export async function forward(req: http.IncomingMessage, res: http.ServerRespons
     const up = (secure ? https : http).request(options, (upRes) => {
       const out: http.OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(upRes.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v;
+      const encoded = (upRes.headers['content-encoding'] ?? 'identity') !== 'identity';
+      if (echoed.length > 0 && encoded) {
+        // Compressed although asked not to be: it cannot be searched, so it is not passed on.
+        upRes.resume();
+        refuse(res, 502, `${url.host} answered a request carrying a credential with a compressed body, which the proxy cannot check for the value`);
+        return resolve();
+      }
+      if (echoed.length > 0) {
+        for (const [k, v] of Object.entries(out)) if (typeof v === 'string') out[k] = unechoText(v, echoed);
+        delete out['content-length']; // the placeholder's length differs from the value's
+      }
       res.writeHead(upRes.statusCode ?? 502, out);
-      upRes.pipe(res);
+      (echoed.length > 0 ? upRes.pipe(unecho(echoed)) : upRes).pipe(res);
       upRes.on('end', resolve);
       upRes.on('error', () => (res.destroy(), resolve()));
     });

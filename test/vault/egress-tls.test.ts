@@ -35,7 +35,9 @@ async function upstream(host: string, tls?: { key: string; cert: string }): Prom
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       seen.push({ path: req.url ?? '', authorization: req.headers.authorization, body: Buffer.concat(parts).toString('utf8') });
-      res.end(`ok ${host}\n`);
+      // /echo answers with what it got, as an error page quoting the request might.
+      if (req.url?.startsWith('/echo')) res.setHeader('x-seen', String(req.headers.authorization));
+      res.end(req.url?.startsWith('/echo') ? `you sent ${req.headers.authorization} and ${Buffer.concat(parts).toString('utf8')}\n` : `ok ${host}\n`);
     });
   };
   const server = tls ? https.createServer(tls, onRequest) : http.createServer(onRequest);
@@ -107,6 +109,16 @@ describe('the egress proxy over HTTPS', () => {
     // The CA is the one kept in the data folder; its key is private to the host's user.
     expect(fs.statSync(path.join(dataDir, 'egress-ca.key')).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(caFile, 'utf8')).toBe(await proxy.ca!.certPem());
+  });
+
+  it('an allowed host that echoes the value gives it back as the placeholder (body and headers)', async () => {
+    const { caFile } = await proxy.ca!.localFiles();
+    const r = await curl(`${secure.url}/echo`, caFile, ['-i']);
+    expect(r.code).toBe(0);
+    expect(secure.seen.find((s) => s.path === '/echo')!.authorization).toBe(`Bearer ${VALUE}`);
+    expect(r.out).not.toContain(VALUE);
+    expect(r.out).toContain(`you sent Bearer ${PLACEHOLDER} and k=${PLACEHOLDER}`);
+    expect(r.out).toMatch(new RegExp(`x-seen: Bearer ${PLACEHOLDER}`, 'i'));
   });
 
   it('without the CA the client refuses the proxy\'s certificate (it is not the upstream\'s)', async () => {
@@ -185,5 +197,22 @@ describe('the egress proxy is no way into the host', () => {
   it('needs the session\'s capability (407)', async () => {
     expect(await ask('GET', `${plain.url}/x`, false)).toBe(407);
     expect(await ask('CONNECT', `127.0.0.1:${secure.port}`, false)).toBe(407);
+  });
+});
+
+describe('unecho', () => {
+  it('finds a value split across chunks, however the stream is cut', async () => {
+    const { unecho } = await import('../../main/vault/egress-unecho');
+    const text = `a ${VALUE} b ${VALUE}${VALUE} c`;
+    for (const size of [1, 3, 7, VALUE.length - 1, VALUE.length, 1000]) {
+      const t = unecho([{ value: VALUE, placeholder: 'PH' }]);
+      const out: Buffer[] = [];
+      t.on('data', (c: Buffer) => out.push(c));
+      const done = new Promise((r) => t.on('end', r));
+      for (let i = 0; i < text.length; i += size) t.write(Buffer.from(text.slice(i, i + size)));
+      t.end();
+      await done;
+      expect(Buffer.concat(out).toString()).toBe('a PH b PHPH c');
+    }
   });
 });
