@@ -17,6 +17,8 @@ import type { ModelProxy } from './vault/model-proxy';
 import { silentLogger, type Logger } from './logging/logger';
 import { McpSessions } from './mcp/sessions';
 import { logSessionLifecycle } from './logging/session-lifecycle';
+import { WorkStore } from './catalog/work';
+import { DialIn } from './hands/dial-in/service';
 
 /** How to start a host. */
 export interface HostOptions {
@@ -65,6 +67,8 @@ export interface Host {
   readonly agents: AgentStore;
   readonly environments: EnvironmentStore;
   readonly hands: HandRegistry;
+  /** The self-hosted worker protocol (environment keys, work items, leases). */
+  readonly dialIn: DialIn;
   /** Credentials, sealed; `vault.ready` rejects when the key cannot be had (a wrong passphrase). */
   readonly vault: Vault;
   /** Where brains send model requests (with a capability, never a key). */
@@ -99,6 +103,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, egress: opts.vault?.egress });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
+  const dialIn = new DialIn({ work: new WorkStore(db), log: writerLog, environments, logger });
   const hands = new HandRegistry({
     log: writerLog,
     environments,
@@ -111,6 +116,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     git: secrets.gitProxy,
     handEnv: secrets.handEnv,
     redactStream: () => (secrets.vault.redactor.active ? secrets.vault.redactor.stream() : undefined),
+    dialIn,
   });
   // The host's MCP client: connections and tokens stay here; brains see tools and results.
   const workRoot = opts.workRoot ?? resolveWorkRoot(undefined, opts.dataDir);
@@ -142,6 +148,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
     agents,
     environments,
     hands,
+    dialIn,
     vault: secrets.vault,
     modelProxy: secrets.modelProxy,
     brains,

@@ -109,12 +109,15 @@ export class LogFold {
         else {
           this.failedInARow = 0;
           this.handledThrough = Math.max(this.handledThrough, this.contextOf.get(startId) ?? 0);
+          // The API paused a long server-tool turn: the reply so far is sent back to continue it.
+          if (e.stop_reason === 'pause_turn') this.lastInputSeq = e.seq;
         }
         this.contextOf.delete(startId);
         break;
       }
       case 'agent.tool_use':
       case 'agent.mcp_tool_use':
+        if (e.server_block) break; // the model provider's own tool: already run, its result in the same reply
         this.toolUses.set(e.id, e);
         if (e.evaluated_permission === 'ask') this.asked.set(e.id, { started: false });
         break;
@@ -139,7 +142,8 @@ export class LogFold {
         this.customToolUses.delete(String(e.custom_tool_use_id));
         break;
     }
-    if (INPUT_TYPES.has(e.type)) this.lastInputSeq = e.seq;
+    // A server tool's result is part of the model's own reply, not something new for it.
+    if (INPUT_TYPES.has(e.type) && !e.server_block) this.lastInputSeq = e.seq;
   }
 
   /** What is pending now (costs the number of pending calls, not the length of the log). */

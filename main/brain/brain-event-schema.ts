@@ -26,6 +26,11 @@ const imageBlock = z.strictObject({
   type: z.literal('image'),
   source: z.strictObject({ type: z.literal('base64'), media_type: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp']), data: z.string().max(MAX_TEXT) }),
 });
+/** A server tool's block as the model sent it: plain bounded JSON, of the API's server block types. */
+const serverBlock = z.custom<Record<string, unknown>>(
+  (v) => isBoundedJsonObject(v, MAX_TOOL_INPUT_CHARS, MAX_JSON_DEPTH) && ['server_tool_use', 'web_search_tool_result', 'web_fetch_tool_result'].includes(String((v as { type?: unknown }).type)),
+  { message: 'must be a server_tool_use, web_search_tool_result or web_fetch_tool_result block' },
+);
 const modelErrorType = z.enum(['model_rate_limited_error', 'model_overloaded_error', 'model_request_failed_error']);
 
 export const brainEventInput = z.discriminatedUnion('type', [
@@ -80,6 +85,8 @@ export const brainEventInput = z.discriminatedUnion('type', [
     input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional(),
     evaluated_permission: z.enum(['allow', 'ask', 'deny']).optional(),
     evaluation: z.strictObject({ type: z.enum(['always_allow', 'always_ask']) }).optional(),
+    /** Corral: a server tool's call (main/brain/server-tools.ts), the block as the model sent it. */
+    server_block: serverBlock.optional(),
   }),
   z.strictObject({ type: z.literal('agent.custom_tool_use'), name: toolName, input: toolInput, model_tool_use_id: z.string().min(1).max(256), input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional() }),
   z.strictObject({
@@ -105,6 +112,8 @@ export const brainEventInput = z.discriminatedUnion('type', [
     content: z.array(z.discriminatedUnion('type', [textBlock, imageBlock])).min(1).max(100),
     is_error: z.boolean(),
     details: z.custom<Record<string, unknown>>((v) => isBoundedJsonObject(v, 64 * 1024, 16), { message: 'must be a small JSON object' }).optional(),
+    /** Corral: a server tool's result block as the model sent it. */
+    server_block: serverBlock.optional(),
   }),
 ]);
 

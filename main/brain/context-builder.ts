@@ -136,7 +136,7 @@ export class ContextBuilder {
       marked += 1;
     }
 
-    const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, messages };
+    const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, ...opts.modelOptions, messages };
     if (system.request) params.system = system.request;
     if (tools.request.length) params.tools = tools.request;
     return { params, contextSeq: this.contextSeq, elidedSeqs: [...this.elided], estimatedTokens: total };

@@ -15,6 +15,15 @@ export interface ContextOptions {
   maxTokens: number;
   /** The model's context window in tokens; older tool results are elided to fit it. */
   contextWindowTokens: number;
+  /** The agent's model settings as Messages API parameters (`output_config.effort`, `speed`, `inference_geo`). */
+  modelOptions?: ModelOptions;
+}
+
+/** Messages API parameters an agent's model config sets (see agent-config.ts). */
+export interface ModelOptions {
+  output_config?: { effort: string };
+  speed?: string;
+  inference_geo?: string;
 }
 
 /** A Messages API request built from the log, and what was left out of it. */
@@ -25,7 +34,7 @@ export interface BuiltRequest {
     system?: Block[];
     tools?: RequestTool[];
     messages: Message[];
-  };
+  } & ModelOptions;
   /** The last log position the request includes. */
   contextSeq: number;
   /** Positions of tool results whose content was elided from this request (never from the log). */
@@ -83,7 +92,7 @@ export function buildRequest(events: readonly LoggedEvent[], opts: ContextOption
     if (b) b.cache_control = CACHE_MARK;
   }
 
-  const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, messages };
+  const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, ...opts.modelOptions, messages };
   if (system) params.system = system;
   if (tools.length) params.tools = tools;
   return { params, contextSeq, elidedSeqs: elided, estimatedTokens: total };

@@ -13,6 +13,7 @@ import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
 import { retryDelayMs, type RetryPolicy } from './retry';
 import { resultEventFor, resultKey } from './tool-result-event';
+import { callsCutShort, serverBlockEvent, serverToolDefinitions } from './server-tools';
 import type { McpToolDefinition } from '../mcp/names';
 import type { SessionView } from './session-view';
 
@@ -142,7 +143,7 @@ export class Harness {
       }
     }
     const mcpDefs = [...this.mcp.values()].map(({ name, description, input_schema }) => ({ name, description, input_schema }) as ToolDefinition);
-    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...cfg.customTools, ...mcpDefs, READ_SESSION_TOOL];
+    this.tools ??= [...this.io.toolDefinitions(cfg.builtinTools, this.hands), ...serverToolDefinitions(cfg.serverTools), ...cfg.customTools, ...mcpDefs, READ_SESSION_TOOL];
     return this.tools;
   }
 
@@ -225,7 +226,7 @@ export class Harness {
     const cfg = this.agentConfig!;
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
     const tools = await this.toolsNow(cfg);
-    const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens });
+    const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens, modelOptions: cfg.modelOptions });
     // Elision is oldest first and for good, so "every tool result up to a position" says which
     // were elided in a constant space (a list would grow the log by the session's length per step).
     const elided = built.elidedSeqs.length ? { elided_count: built.elidedSeqs.length, elided_through: built.elidedSeqs.at(-1)! } : {};
@@ -263,11 +264,11 @@ export class Harness {
             this.io.delta?.({ type: 'event_start', event: { id, type: type === 'text' ? 'agent.message' : 'agent.thinking' } });
           },
           onBlock: async (block, index) => {
-            const input = blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
+            const input = serverBlockEvent(block, logged) ?? blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
             if (!input) return;
             const start = await started;
             const [e] = await this.emit([input], `blk:${start.id}:${index}`);
-            if (e!.type === 'agent.tool_use' || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
+            if ((e!.type === 'agent.tool_use' && !e!.server_block) || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
             logged.push(e!);
           },
           onTextDelta: (index, text) => {
@@ -351,11 +352,11 @@ export class Harness {
       [requestEnd(start.id, true, ZERO_USAGE, { type: failure.errorType, message: failure.message, ...(failure.status ? { status: failure.status } : {}) })],
       `mend:${start.id}`,
     );
-    if (failure.aborted) return; // the interrupt is handled by the loop
-    // Tool calls of a response cut short were never run: say so, so the transcript stays valid.
-    for (const tu of logged.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use')) {
-      await this.emit([toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
+    // Calls of a response cut short were never run: say so, so the transcript stays valid (after an interrupt the loop answers the hands' calls).
+    for (const { use: tu, serverResult } of callsCutShort(logged)) {
+      if (serverResult || !failure.aborted) await this.emit([serverResult ?? toolResult(tu, 'Not run: the model response was cut off before it completed.', true)], resultKey(tu.id));
     }
+    if (failure.aborted) return; // the interrupt is handled by the loop
     const attempt = a.failedRequestsInARow + 1;
     if (failure.retryable && attempt <= this.opts.maxRetries) {
       const wait = retryDelayMs(attempt, failure, this.opts, this.opts.random);
@@ -374,7 +375,6 @@ export class Harness {
     );
     await this.idle({ type: failure.retryable ? 'retries_exhausted' : 'end_turn' }, err!.seq);
   }
-
 }
 
 function toolResult(call: LoggedEvent, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {

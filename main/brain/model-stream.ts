@@ -1,4 +1,5 @@
 import type { FinishedBlock, ModelFailure, ModelUsage, StreamHandlers } from './model';
+import { isServerResultType } from './server-tools';
 
 /** One server-sent event of a Messages stream, its data parsed. */
 export interface StreamEvent {
@@ -128,9 +129,13 @@ function finish(block: Record<string, unknown>, json: string): FinishedBlock {
       } catch {
         input = { _unparsed_input: json };
       }
+      // A server tool's call is the provider's to run: kept whole (its fields in their order) to be sent back as it came.
+      if (block.type === 'server_tool_use') return { type: 'server_tool_use', block: { ...block, input } };
       return { type: 'tool_use', id: String(block.id), name: String(block.name), input };
     }
     default:
+      // web_search_tool_result / web_fetch_tool_result arrive whole in content_block_start.
+      if (isServerResultType(block.type)) return { type: 'server_tool_result', block };
       return { type: 'text', text: '' };
   }
 }

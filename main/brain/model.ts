@@ -8,7 +8,9 @@ export type FinishedBlock =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  /** A server tool's call or result (main/brain/server-tools.ts): the block as the model sent it, input parsed. */
+  | { type: 'server_tool_use' | 'server_tool_result'; block: Record<string, unknown> };
 
 /** Token usage of one request, in the shape of `span.model_request_end.model_usage`. */
 export interface ModelUsage {

@@ -1,5 +1,6 @@
 import type { LoggedEvent } from '../session/types';
 import { mcpModelToolName } from '../mcp/names';
+import { serverBlockOf } from './server-tools';
 
 /** A content block of a Messages API request (the subset the brain produces). */
 export type Block = { type: string; cache_control?: { type: 'ephemeral' }; [k: string]: unknown };
@@ -44,6 +45,8 @@ export function partOf(e: LoggedEvent): TranscriptPart | undefined {
         ? { role: 'assistant', blocks: [{ type: 'thinking', thinking: e.thinking, signature: e.signature }] }
         : undefined;
     case 'agent.tool_use':
+      if (e.server_block) return { role: 'assistant', blocks: [serverBlockOf(e)] };
+    // falls through
     case 'agent.custom_tool_use':
       return { role: 'assistant', blocks: [{ type: 'tool_use', id: e.id, name: e.name, input: e.input ?? {} }] };
     case 'agent.mcp_tool_use':
@@ -52,6 +55,8 @@ export function partOf(e: LoggedEvent): TranscriptPart | undefined {
     case 'agent.mcp_tool_result':
     case 'user.tool_result':
     case 'user.custom_tool_result': {
+      // A server tool's result stays in the assistant's message, as the model sent it.
+      if (e.server_block) return { role: 'assistant', blocks: [serverBlockOf(e)] };
       const id = e.type === 'user.custom_tool_result' ? e.custom_tool_use_id : e.type === 'agent.mcp_tool_result' ? e.mcp_tool_use_id : e.tool_use_id;
       const content = textBlocks(e.content);
       return {

@@ -32,6 +32,8 @@ export function serveSettings(): ServeSetting[] {
     { env: 'CORRAL_RETRY_BASE_MS', default: '2000', what: 'first retry delay (doubles each time)' },
     { env: 'CORRAL_RETRY_MAX_MS', default: '60000', what: 'longest retry delay' },
     { env: 'CORRAL_BRAIN_LINGER_MS', default: '30000', what: 'how long an idle brain process waits for the next message' },
+    { env: 'CORRAL_WORK_LEASE_TTL_S', default: '60', what: "a self-hosted worker's lease: a worker silent this long loses its work (its call in flight fails)" },
+    { env: 'CORRAL_WORK_CLAIM_TIMEOUT_MS', default: '600000', what: 'how long a call on a self_hosted hand waits for a worker to claim it' },
     { env: 'CORRAL_LOG_LEVEL', default: 'info', what: 'lowest level logged: fatal, error, warn, info, debug, trace, silent' },
     { env: 'CORRAL_LOG_FORMAT', default: 'text', what: "stderr log format: text or json (DATA/logs/corral.log is always JSON)" },
     { env: 'DOCKER_HOST', default: 'the usual Docker and Podman sockets', what: 'Docker Engine API for docker hands without docker_host' },

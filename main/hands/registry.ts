@@ -9,13 +9,15 @@ import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPo
 import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
-import { applyResources, type RepoRouter } from './resources';
+import { applyResources, type RepoRouter, type ResourceTarget } from './resources';
 import { localReach, placeCaOnShell, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import { writeTextFile, type TextFilter } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
+import { callThroughWorker } from './dial-in/call';
+import type { DialIn } from './dial-in/service';
 
 const describeNetworkOf = (hosts: readonly string[]) => describeNetwork({ denyRead: [], allowedHosts: hosts });
 
@@ -66,6 +68,8 @@ export interface HandRegistryOptions {
   handEnv?: HandEnvSource;
   /** A fresh redactor of the vault's values for each full output kept in DATA/outputs (undefined: nothing to redact). */
   redactStream?: () => TextFilter | undefined;
+  /** The self-hosted worker protocol: `self_hosted` hands are machines that dial in (hands/dial-in). */
+  dialIn?: DialIn;
 }
 
 /**
@@ -128,7 +132,7 @@ export class HandRegistry {
       return {
         name: spec.name,
         kind: type,
-        description: type === 'local' ? describeLocal(localDir, local) : kind ? kind.describe(spec.config) : `unavailable (${type})`,
+        description: type === 'local' ? describeLocal(localDir, local) : kind ? kind.describe(spec.config) : type === 'self_hosted' && this.opts.dialIn ? 'a machine that dials in: a self-hosted worker runs the tools there' : `unavailable (${type})`,
         tools: [...BUILTIN_TOOL_NAMES, ...(kind?.extraTools ?? []).map((t) => t.definition.name)],
         extraTools: (kind?.extraTools ?? []).map((t) => t.definition),
         ...(type === 'local' && sandboxNotice(local) ? { notice: sandboxNotice(local) } : {}),
@@ -142,6 +146,10 @@ export class HandRegistry {
     const name = handName ?? (specs.length === 1 ? specs[0]!.name : MAIN_HAND);
     const spec = specs.find((s) => s.name === name);
     if (!spec) return { content: `This session has no hand named '${name}'. Its hands: ${specs.map((s) => s.name).join(', ')}.`, isError: true };
+    // A machine that dials in runs the call itself (it watches the log); the host waits for its answer.
+    if (spec.config?.type === 'self_hosted' && this.opts.dialIn && spec.environmentId) {
+      return callThroughWorker(this.opts.dialIn, { sessionId, environmentId: spec.environmentId, hand: name, toolUseId: opts.toolUseId, signal: opts.signal, timeoutMs: Math.min(opts.timeoutMs ?? CALL_TIMEOUT_MS, CALL_TIMEOUT_MS) });
+    }
     let got;
     try {
       got = await this.provisioned(sessionId, spec, opts.signal);
@@ -249,6 +257,29 @@ export class HandRegistry {
     if (this.live.get(key) === live) this.live.delete(key);
   }
 
+  /** Where each live main hand takes resources (for resources added to its session later). */
+  private readonly targets = new WeakMap<Live, ResourceTarget>();
+  private keepTarget(live: Live, target: ResourceTarget): ResourceTarget {
+    const kept = { ...target, applied: new Set<string>() };
+    this.targets.set(live, kept);
+    return kept;
+  }
+
+  /**
+   * Applies a resource just added to a session onto its main hand if that hand is provisioned
+   * (or being provisioned: then once it is ready). Resolves false when the session holds no live
+   * main hand: its next provisioning applies every resource of the record, this one included.
+   */
+  async applyAddedResource(sessionId: string, resourceId: string): Promise<boolean> {
+    const live = this.live.get(`${sessionId}\u0000${MAIN_HAND}`);
+    if (!live) return false;
+    const ready = await live.ready.then(() => true, () => false);
+    const target = this.targets.get(live);
+    if (!ready || !target || this.live.get(`${sessionId}\u0000${MAIN_HAND}`) !== live) return false;
+    await applyResources(this.opts.log, sessionId, MAIN_HAND, target, undefined, resourceId);
+    return true;
+  }
+
   private async provision(spec: HandSpec, live: Live, signal?: AbortSignal): Live['ready'] {
     const { log } = this.opts;
     const sessionId = live.sessionId;
@@ -301,7 +332,7 @@ export class HandRegistry {
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
-      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git }, signal);
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, this.keepTarget(live, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git }), signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts });
       return got;
     } catch (err) {

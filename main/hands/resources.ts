@@ -26,6 +26,8 @@ export interface ResourceTarget {
   workDir: string;
   /** The host's git proxy (repositories with a token in the session's vaults go through it). */
   git?: RepoRouter;
+  /** Resource ids already applied to this hand (each is applied once, also when added later). */
+  applied?: Set<string>;
 }
 
 /** Routes a session's repository through the host's authenticating git proxy (main/vault/git-proxy.ts). */
@@ -52,11 +54,15 @@ export function repoTarget(mountPath: string | undefined, url: string): string {
  * (no route from here, no tar there), the hand clones it itself. Each outcome is logged; a
  * failure does not stop the hand from being used.
  */
-export async function applyResources(log: SessionLog, sessionId: string, handName: string, target: ResourceTarget, signal?: AbortSignal): Promise<void> {
-  const resources = (log.getSession(sessionId).record.resources ?? []) as { type: string }[];
+export async function applyResources(log: SessionLog, sessionId: string, handName: string, target: ResourceTarget, signal?: AbortSignal, onlyId?: string): Promise<void> {
+  const resources = (log.getSession(sessionId).record.resources ?? []) as { type: string; id?: string }[];
   for (const r of resources) {
-    if (r.type !== 'github_repository') continue;
+    if (r.type !== 'github_repository' || (onlyId !== undefined && r.id !== onlyId)) continue;
     const repo = r as RepoResource;
+    if (repo.id !== undefined) {
+      if (target.applied?.has(repo.id)) continue;
+      target.applied?.add(repo.id);
+    }
     const dest = repoTarget(repo.mount_path, repo.url);
     const started = Date.now();
     let outcome: { via: string; error?: undefined } | { error: string; via?: undefined };

@@ -153,6 +153,55 @@ export const migrations: ReadonlyArray<(db: Database) => void> = [
       CREATE TABLE vault_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     `);
   },
+  // 4: machines that dial in (the self-hosted worker protocol). Environment keys are kept as
+  // SHA-256 digests only (a key is shown once and only ever compared); a work item's per-item
+  // secret likewise. Leases are epoch milliseconds so expiry is one comparison.
+  (db) => {
+    db.exec(`
+      CREATE TABLE environment_keys (
+        id             TEXT PRIMARY KEY,
+        environment_id TEXT NOT NULL,
+        digest         TEXT NOT NULL UNIQUE,
+        name           TEXT,
+        created_at     TEXT NOT NULL,
+        last_used_at   TEXT,
+        revoked_at     TEXT
+      );
+      CREATE INDEX environment_keys_env ON environment_keys(environment_id, created_at, id);
+
+      CREATE TABLE work_items (
+        id                  TEXT PRIMARY KEY,
+        environment_id      TEXT NOT NULL,
+        session_id          TEXT,
+        hand                TEXT,
+        data_type           TEXT NOT NULL,
+        state               TEXT NOT NULL,
+        created_at          TEXT NOT NULL,
+        polled_at_ms        INTEGER,
+        worker_id           TEXT,
+        secret_digest       TEXT UNIQUE,
+        acknowledged_at     TEXT,
+        started_at          TEXT,
+        latest_heartbeat_at TEXT,
+        lease_ttl_s         INTEGER,
+        lease_expires_ms    INTEGER,
+        stop_requested_at   TEXT,
+        stopped_at          TEXT,
+        stop_reason         TEXT,
+        metadata            TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX work_items_env ON work_items(environment_id, created_at, id);
+      CREATE INDEX work_items_queue ON work_items(environment_id, state, created_at);
+      CREATE INDEX work_items_session ON work_items(session_id, state);
+
+      CREATE TABLE worker_polls (
+        environment_id TEXT NOT NULL,
+        worker_id      TEXT NOT NULL,
+        last_poll_ms   INTEGER NOT NULL,
+        PRIMARY KEY (environment_id, worker_id)
+      );
+    `);
+  },
 ];
 
 /** Applies every migration above `PRAGMA user_version`, all in one write transaction. */

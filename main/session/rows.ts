@@ -89,7 +89,7 @@ export class SessionRows {
 
   /**
    * Sessions a host starting up must wake: running when the last host stopped, or with input
-   * that no brain had picked up yet (the newest event is a message or a result).
+   * that no brain had picked up yet (a message, a result or a confirmation after the last idle).
    */
   toResume(): string[] {
     const rows = this.db
@@ -98,7 +98,7 @@ export class SessionRows {
         `SELECT s.id FROM sessions s WHERE s.deleted_at IS NULL AND s.archived_at IS NULL AND (
            s.status IN ('running', 'rescheduling') OR EXISTS (
              SELECT 1 FROM events e WHERE e.session_id = s.id
-               AND e.type IN ('user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message')
+               AND e.type IN ('user.message', 'user.tool_result', 'user.custom_tool_result', 'system.message', 'user.tool_confirmation')
                AND e.seq > COALESCE((SELECT MAX(i.seq) FROM events i WHERE i.session_id = s.id AND i.type = 'session.status_idle'), 0)))`,
       )
       .all() as { id: string }[];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UiEvent } from '../../main/api/ui/contract';
+import { handOf } from '../../renderer/src/lib/rows';
 import { summarise } from '../../renderer/src/lib/summary';
 
 let seq = 0;
@@ -14,6 +15,11 @@ describe('event summaries', () => {
     expect(summarise(ev('agent.tool_use', { name: 'grep', input: { pattern: 'TODO', path: 'src' } })).text).toBe('grep(/TODO/ in src)');
     expect(summarise(ev('agent.tool_use', { name: 'bash', input: { command: 'uptime', hand: 'pi' } })).text).toBe('bash(uptime) on pi');
     expect(summarise(ev('agent.custom_tool_use', { name: 'lookup', input: { q: 'weather', n: 3 } })).text).toBe('lookup(q: weather, n: 3)');
+    // A server tool's call says who ran it, and concerns no hand.
+    const search = ev('agent.tool_use', { name: 'web_search', input: { query: 'corral' }, server_block: { type: 'server_tool_use' } });
+    expect(summarise(search)).toMatchObject({ text: 'web_search(query: corral)', note: 'run by the model provider' });
+    expect(handOf(search)).toBeNull();
+    expect(summarise(ev('agent.tool_use', { name: 'bash', input: { command: 'ls' } })).note).toBeUndefined();
   });
 
   it('tool results: the first line, an exit badge, more lines and the duration', () => {

@@ -13,8 +13,13 @@ import { handCatalogRoutes, handRoutes } from './routes/hands';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
+import { sessionResourceRoutes } from './routes/session-resources';
+import { refuseWorkspace } from './workspace';
 import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
+import { workRoutes } from './routes/work';
+import { workerEventRoutes } from './routes/worker-events';
+import { acceptWorkerCredential } from './work-auth';
 
 /** Options of the HTTP app. */
 export interface ApiAppOptions extends SlowReaderOptions {
@@ -70,7 +75,9 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
 
   const v1 = new Hono();
   v1.use('*', async (c, next) => {
-    if (!keyMatches(presentedKey(c.req.raw.headers), opts.apiKey)) {
+    const presented = presentedKey(c.req.raw.headers);
+    // Machines that dial in hold narrower credentials: an environment key, or a work item's secret.
+    if (!keyMatches(presented, opts.apiKey) && !acceptWorkerCredential(c, host, presented)) {
       return errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)'));
     }
     await next();
@@ -82,12 +89,16 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
       onError: (c) => errorResponse(c, new ApiError('request_too_large', `the request body is larger than ${maxBody} bytes`)),
     }),
   );
+  v1.use('*', refuseWorkspace);
   v1.route('/agents', agentRoutes(host));
+  v1.route('/environments', workRoutes(host));
   v1.route('/environments', environmentRoutes(host));
+  v1.route('/sessions', workerEventRoutes(host));
   v1.route('/sessions', eventRoutes(host, { heartbeatMs: opts.heartbeatMs ?? 15_000, stallMs: opts.stallMs }));
   v1.route('/sessions', sessionRoutes(host));
   v1.route('/sessions', handRoutes(host));
   v1.route('/sessions', sessionExtraRoutes(host));
+  v1.route('/sessions', sessionResourceRoutes(host));
   v1.route('/hands', handCatalogRoutes());
   v1.route('/vaults', vaultRoutes(host));
   v1.all('*', (c) =>

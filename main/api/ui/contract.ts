@@ -81,6 +81,15 @@ export interface UiAgent {
   [field: string]: unknown;
 }
 
+/** An environment key just made (`key` is shown this once; the host keeps only its digest). */
+export interface UiWorkerKey {
+  id: string;
+  environment_id: string;
+  name: string | null;
+  created_at: string;
+  key: string;
+}
+
 /** An environment, as the API's environment object. */
 export interface UiEnvironment {
   id: string;
@@ -240,6 +249,8 @@ export const uiSchemas = {
   updateCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100), update: credentialUpdateBody }).strict(),
   archiveCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100) }).strict(),
   deleteCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100) }).strict(),
+  /** A key for machines that dial in to a self_hosted environment: in the reply once, never again. */
+  createWorkerKey: z.object({ environmentId: z.string().min(1).max(100), name: z.string().min(1).max(256).optional() }).strict(),
 } satisfies Record<UiCallName | UiStreamName, z.ZodType>;
 
 export type UiInput<N extends UiCallName | UiStreamName> = z.input<(typeof uiSchemas)[N]>;
@@ -272,6 +283,7 @@ export interface UiCallOutputs {
   updateCredential: UiCredential;
   archiveCredential: UiCredential;
   deleteCredential: { id: string; deleted: true };
+  createWorkerKey: UiWorkerKey;
 }
 
 /** Live text of an event not logged yet (the Managed Agents event_start / event_delta shapes). */

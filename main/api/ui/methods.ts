@@ -28,6 +28,7 @@ export const HOST_CALLS = [
   'updateCredential',
   'archiveCredential',
   'deleteCredential',
+  'createWorkerKey',
 ] as const;
 export const UI_CALLS = [...LOG_CALLS, ...HOST_CALLS] as const;
 export const UI_STREAMS = ['watchSessions', 'watchEvents', 'watchLiveText'] as const;

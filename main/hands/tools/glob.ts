@@ -12,6 +12,11 @@ const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/;
  * `[!abc]` and `\` escapes. `*` also matches names starting with a dot.
  */
 export function globToRegExp(pattern: string): RegExp {
+  // As the reference toolset does: a ".." segment (also inside braces) could only match outside
+  // the search folder, so say so rather than answer "no files match".
+  if (pattern.split(/[\\/{},]/).includes('..')) {
+    throw new InputError(`Invalid glob pattern "${pattern}": ".." is not permitted in the pattern; use "path" to choose the folder to search.`);
+  }
   let re = '';
   let depth = 0;
   for (let i = 0; i < pattern.length; i++) {

@@ -98,7 +98,8 @@ export class HandLanes {
         return this.setBase(lane, 'gone', i);
       }
     }
-    if (e.type === 'agent.tool_use' && !NOT_ON_A_HAND.has(String(e.name))) {
+    // A server tool's call (server_block: web_search, web_fetch) is run by the model provider, not a hand.
+    if (e.type === 'agent.tool_use' && !NOT_ON_A_HAND.has(String(e.name)) && !e.server_block) {
       const name = str((e.input as { hand?: unknown } | undefined)?.hand) ?? 'main';
       const lane = this.lane(name, i);
       lane.calls.push(i);

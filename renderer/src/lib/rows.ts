@@ -66,6 +66,7 @@ export class RowModel {
 /** The hand an event concerns, if any. */
 export function handOf(e: UiEvent): string | null {
   if (typeof e.hand === 'string') return e.hand;
+  if (e.type === 'agent.tool_use' && e.server_block) return null; // run by the model provider
   if (e.type === 'agent.tool_use') return typeof (e.input as { hand?: unknown } | undefined)?.hand === 'string' ? String((e.input as { hand: string }).hand) : 'main';
   const d = e.details as { hand?: unknown } | undefined;
   return typeof d?.hand === 'string' ? d.hand : null;

@@ -22,7 +22,7 @@ const hand = (e: UiEvent) => `Hand ${str(e.hand) ?? '?'}`;
 const session = (v: unknown) => str(v) ?? 'another session';
 
 const DESCRIBERS: Record<string, Describe> = {
-  'agent.tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
+  'agent.tool_use': (e) => ({ text: toolCall(e.name, e.input), ...(e.server_block ? { note: 'run by the model provider' } : {}) }),
   'agent.custom_tool_use': (e) => ({ text: toolCall(e.name, e.input) }),
   'agent.mcp_tool_use': (e) => ({ text: `${str(e.mcp_server_name) ?? 'MCP'} · ${toolCall(e.name, e.input)}` }),
   'agent.tool_result': toolResult,

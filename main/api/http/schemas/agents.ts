@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { metadata, metadataPatch, permissionPolicy } from './common';
+import { notYet } from './not-yet';
 
 const effortName = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
 const modelConfig = z
   .object({
     id: z.string().min(1).max(200),
+    // Sent with every model request (output_config.effort, inference_geo, speed: main/brain/agent-config.ts).
     effort: z.union([effortName, z.object({ type: effortName }).strict()]).nullish(),
     inference_geo: z.string().nullish(),
     speed: z.enum(['standard', 'fast']).nullish(),
@@ -26,12 +28,14 @@ const defaultConfig = z.object({ enabled: z.boolean().nullish(), permission_poli
 export const agentToolsetParam = z
   .object({ type: z.literal('agent_toolset_20260401'), configs: z.array(toolConfig).optional(), default_config: defaultConfig.nullish() })
   .strict();
+// MCP calls are held for confirmation under always_ask (brain/permissions.ts), the API's default.
+const mcpPolicy = permissionPolicy.nullish();
 export const mcpToolsetParam = z
   .object({
     type: z.literal('mcp_toolset'),
     mcp_server_name: z.string().min(1),
-    configs: z.array(z.object({ name: z.string().min(1), enabled: z.boolean().nullish(), permission_policy: permissionPolicy.nullish() }).strict()).optional(),
-    default_config: defaultConfig.nullish(),
+    configs: z.array(z.object({ name: z.string().min(1), enabled: z.boolean().nullish(), permission_policy: mcpPolicy }).strict()).optional(),
+    default_config: z.object({ enabled: z.boolean().nullish(), permission_policy: mcpPolicy }).strict().nullish(),
   })
   .strict();
 export const customToolParam = z
@@ -66,10 +70,11 @@ const executionIdentity = z.discriminatedUnion('type', [
 
 const agentFields = {
   description: z.string().max(2048).nullish(),
-  execution_identity: executionIdentity.nullish(),
+  // service_account is the default and what Corral does (commands run as the hand's own user).
+  execution_identity: notYet(executionIdentity.nullish(), 'execution_identity', 'only service_account, the default', (v) => v?.type === 'service_account'),
   mcp_servers: z.array(mcpServerParam).max(20),
-  multiagent: z.object({ type: z.string() }).passthrough().nullish(),
-  skills: z.array(skillParam).max(20),
+  multiagent: notYet(z.object({ type: z.string() }).passthrough().nullish(), 'multiagent', 'no threads or subagents'),
+  skills: notYet(z.array(skillParam).max(20), 'skills', 'no Skills API'),
   system: z.string().max(100_000).nullish(),
   tools: z.array(toolParam).max(128),
   /** Corral: the largest reply the model may write per request (default 8192). */

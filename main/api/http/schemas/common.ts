@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { neverYet } from './not-yet';
 
 /** Metadata: up to 16 string pairs, keys ≤ 64 and values ≤ 512 characters. */
 export const metadata = z
@@ -32,7 +33,8 @@ export const permissionPolicy = z.discriminatedUnion('type', [
 export const textBlock = z.object({ type: z.literal('text'), text: z.string() }).strict();
 const base64Source = z.object({ type: z.literal('base64'), media_type: z.string().min(1), data: z.string() }).strict();
 const urlSource = z.object({ type: z.literal('url'), url: z.string().url() }).strict();
-const fileSource = z.object({ type: z.literal('file'), file_id: z.string().min(1) }).strict();
+// No Files API in Corral: a file_id names nothing it could send to the model.
+const fileSource = neverYet(z.object({ type: z.literal('file'), file_id: z.string().min(1) }).strict(), "source type 'file'", 'no Files API');
 export const imageBlock = z.object({ type: z.literal('image'), source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource]) }).strict();
 export const documentBlock = z
   .object({

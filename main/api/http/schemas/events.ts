@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { documentBlock, imageBlock, redactedBlock, searchResultBlock, textBlock } from './common';
+import { neverYet, notYet } from './not-yet';
 
 const userContent = z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, redactedBlock])).min(1).max(1000);
 const resultContent = z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, searchResultBlock])).max(1000);
 
 export const userMessageParams = z.object({ type: z.literal('user.message'), content: userContent }).strict();
-export const defineOutcomeParams = z
+// Outcomes need a grader loop (span.outcome_evaluation_*) Corral has not built.
+export const defineOutcomeParams = neverYet(z
   .object({
     type: z.literal('user.define_outcome'),
     description: z.string().min(1).max(10_000),
@@ -15,12 +17,12 @@ export const defineOutcomeParams = z
     ]),
     max_iterations: z.number().int().min(1).nullish(),
   })
-  .strict();
+  .strict(), 'user.define_outcome', 'no outcome grader');
 
 /** Every event a client may send (`POST /v1/sessions/{id}/events`). */
 export const eventParams = z.discriminatedUnion('type', [
   userMessageParams,
-  z.object({ type: z.literal('user.interrupt'), session_thread_id: z.string().nullish() }).strict(),
+  z.object({ type: z.literal('user.interrupt'), session_thread_id: notYet(z.string().nullish(), 'session_thread_id', 'no threads: an interrupt stops the whole session') }).strict(),
   z
     .object({
       type: z.literal('user.tool_confirmation'),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { mcpServerParam, modelParam, toolParam } from './agents';
 import { metadata, metadataPatch } from './common';
 import { initialEventParams } from './events';
+import { notYet } from './not-yet';
 
 const agentRef = z.union([
   z.string().min(1),
@@ -15,7 +16,7 @@ const agentRef = z.union([
       system: z.string().max(100_000).nullish(),
       tools: z.array(toolParam).max(128).optional(),
       mcp_servers: z.array(mcpServerParam).max(20).optional(),
-      skills: z.array(z.object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string(), version: z.string().nullish() }).strict()).optional(),
+      skills: notYet(z.array(z.object({ type: z.enum(['anthropic', 'custom']), skill_id: z.string(), version: z.string().nullish() }).strict()).optional(), 'agent.skills', 'no Skills API'),
     })
     .strict(),
 ]);
@@ -46,7 +47,8 @@ const resource = z.discriminatedUnion('type', [
 ]);
 export type ResourceParam = z.infer<typeof resource>;
 
-const budget = z.object({ type: z.literal('limit'), max_list_cost: z.object({}).passthrough() }).strict();
+// Enforcing a list-cost limit needs every model's prices, which Corral does not keep.
+const budget = notYet(z.object({ type: z.literal('limit'), max_list_cost: z.object({}).passthrough() }).strict(), 'budget', 'no list prices to count the cost against');
 
 export const sessionCreateBody = z
   .object({

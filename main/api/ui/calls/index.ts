@@ -7,6 +7,7 @@ import { readFullOutput } from './full-output';
 import { modelRequestAt } from './model-request';
 import { handsOf, sessionCalls } from './sessions';
 import { vaultCalls } from './vaults';
+import { workerKeyCalls } from './worker-keys';
 
 /**
  * Every host call of the contract (agents, environments, new sessions, events, hands, forks,
@@ -19,6 +20,7 @@ export function hostCalls(host: Host): HostCalls & { handsOf(sessionId: string):
     ...sessionCalls(host),
     ...forkCalls(host),
     ...vaultCalls(host),
+    ...workerKeyCalls(host),
     getModelRequest: ({ sessionId, atSeq }) => modelRequestAt(host, sessionId, atSeq),
     readFullOutput: ({ sessionId, seq, offset, length }) => readFullOutput(host.log, host.dataDir, sessionId, seq, offset, length),
   };

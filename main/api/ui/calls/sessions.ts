@@ -37,6 +37,8 @@ export function sessionCalls(host: Pick<Host, 'log' | 'agents' | 'environments' 
     sendEvent: ({ sessionId, event }) => {
       const session = log.getSession(sessionId);
       if (session.archived_at) throw refuse(`session '${sessionId}' is archived; it takes no new events`);
+      // Results of calls are the hands' (or a self-hosted worker's, through the HTTP API and its lease).
+      if (event.type === 'user.tool_result') throw refuse('user.tool_result is posted by self-hosted workers through the HTTP API, not from the window');
       checkConfirmations(log, sessionId, [event]);
       return log.emitEvent(sessionId, toLoggedInput(event, newOutcomeId));
     },

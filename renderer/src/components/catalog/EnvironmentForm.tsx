@@ -3,7 +3,7 @@ import type { CorralApi, UiEnvironment } from '../../../../main/api/ui/contract'
 import { toClientError, type ClientError } from '../../api/errors';
 import { ErrorNote } from '../ErrorNote';
 
-type Kind = 'local' | 'ssh' | 'docker' | 'adb';
+type Kind = 'local' | 'ssh' | 'docker' | 'adb' | 'self_hosted';
 type Field = { key: string; label: string; number?: boolean; options?: string[]; required?: boolean };
 
 /** The settings of each kind (the API's environment config; secrets never go here). */
@@ -31,6 +31,8 @@ const FIELDS: Record<Kind, Field[]> = {
     { key: 'adb_port', label: 'adb server port', number: true },
     { key: 'working_dir', label: 'Work folder' },
   ],
+  // The machine dials in with a worker key (made below the form once the environment exists).
+  self_hosted: [],
 };
 
 /** An environment's name, description, kind and the kind's settings; the kind is fixed once made. */
@@ -82,6 +84,7 @@ export function EnvironmentForm({ api, environment, onSaved }: { api: CorralApi;
           <option value="ssh">ssh (a host)</option>
           <option value="docker">docker (a container)</option>
           <option value="adb">adb (an Android device)</option>
+          <option value="self_hosted">self_hosted (a machine that dials in)</option>
         </select>
       </label>
       {!known && <p className="muted">This environment's kind ({kind}) has no settings here.</p>}

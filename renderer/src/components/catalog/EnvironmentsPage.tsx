@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { CorralApi, UiEnvironment } from '../../../../main/api/ui/contract';
 import { loadCatalog, useCatalog } from '../../state/catalog';
 import { EnvironmentForm } from './EnvironmentForm';
+import { WorkerKeyPanel } from './WorkerKeyPanel';
 
 /** Environments: where hands come from (this machine, an SSH host, a container image, a device). */
 export function EnvironmentsPage({ api }: { api: CorralApi }) {
@@ -37,6 +38,7 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
             }}
           />
         )}
+        {editing && editing !== 'new' && editing.config.type === 'self_hosted' && <WorkerKeyPanel key={editing.id} api={api} environment={editing} />}
       </div>
     </section>
   );

@@ -1,0 +1,231 @@
+import type { Database } from 'better-sqlite3';
+import { monotonicFactory } from 'ulid';
+import { decodeCursor, encodeCursor } from '../db/pagination';
+
+const next = monotonicFactory();
+
+/** The states of a work item, as the API names them. */
+export type WorkState = 'queued' | 'starting' | 'active' | 'stopping' | 'stopped';
+
+/** A work item as stored (times as the API shows them; the lease in epoch ms). */
+export interface WorkRow {
+  id: string;
+  environment_id: string;
+  session_id: string | null;
+  /** The session's hand this item serves (a self_hosted environment may be attached under any name). */
+  hand: string | null;
+  data_type: 'session' | 'healthcheck';
+  state: WorkState;
+  created_at: string;
+  polled_at_ms: number | null;
+  worker_id: string | null;
+  acknowledged_at: string | null;
+  started_at: string | null;
+  latest_heartbeat_at: string | null;
+  lease_ttl_s: number | null;
+  lease_expires_ms: number | null;
+  stop_requested_at: string | null;
+  stopped_at: string | null;
+  stop_reason: string | null;
+  metadata: Record<string, string>;
+}
+
+/** An environment key's public record (its value is never stored, only its digest). */
+export interface EnvironmentKeyRow {
+  id: string;
+  environment_id: string;
+  name: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+type RawWork = Omit<WorkRow, 'metadata'> & { metadata: string };
+const toRow = (r: RawWork | undefined): WorkRow | undefined => (r ? { ...r, metadata: JSON.parse(r.metadata) as Record<string, string> } : undefined);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The store of the self-hosted worker protocol: environment keys (digests) and work items with
+ * their leases. Every change is one statement or one immediate transaction, so two workers
+ * polling at once can never both claim one item.
+ */
+export class WorkStore {
+  constructor(private readonly db: Database) {}
+
+  // ---- environment keys ----
+
+  addKey(environmentId: string, digest: string, name: string | null): EnvironmentKeyRow {
+    const id = `envkey_${next()}`;
+    this.db.prepare('INSERT INTO environment_keys (id, environment_id, digest, name, created_at) VALUES (?, ?, ?, ?, ?)').run(id, environmentId, digest, name, iso(Date.now()));
+    return this.key(id)!;
+  }
+
+  key(id: string): EnvironmentKeyRow | undefined {
+    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at FROM environment_keys WHERE id = ?').get(id) as EnvironmentKeyRow | undefined;
+  }
+
+  /** The live key with this digest (revoked keys are not found). */
+  keyByDigest(digest: string): EnvironmentKeyRow | undefined {
+    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at FROM environment_keys WHERE digest = ? AND revoked_at IS NULL').get(digest) as EnvironmentKeyRow | undefined;
+  }
+
+  keys(environmentId: string): EnvironmentKeyRow[] {
+    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at FROM environment_keys WHERE environment_id = ? ORDER BY created_at, id').all(environmentId) as EnvironmentKeyRow[];
+  }
+
+  revokeKey(id: string): EnvironmentKeyRow | undefined {
+    this.db.prepare('UPDATE environment_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(iso(Date.now()), id);
+    return this.key(id);
+  }
+
+  touchKey(id: string): void {
+    this.db.prepare('UPDATE environment_keys SET last_used_at = ? WHERE id = ?').run(iso(Date.now()), id);
+  }
+
+  // ---- work items ----
+
+  create(environmentId: string, sessionId: string | null, type: WorkRow['data_type'], hand: string | null = null): WorkRow {
+    const id = `work_${next()}`;
+    this.db.prepare("INSERT INTO work_items (id, environment_id, session_id, hand, data_type, state, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)").run(id, environmentId, sessionId, hand, type, iso(Date.now()));
+    return this.get(id)!;
+  }
+
+  get(id: string): WorkRow | undefined {
+    return toRow(this.db.prepare('SELECT * FROM work_items WHERE id = ?').get(id) as RawWork | undefined);
+  }
+
+  bySecretDigest(digest: string): WorkRow | undefined {
+    return toRow(this.db.prepare('SELECT * FROM work_items WHERE secret_digest = ?').get(digest) as RawWork | undefined);
+  }
+
+  /** The session's newest item in this environment that is not stopped or stopping. */
+  openFor(sessionId: string, environmentId: string): WorkRow | undefined {
+    return toRow(
+      this.db
+        .prepare("SELECT * FROM work_items WHERE session_id = ? AND environment_id = ? AND state IN ('queued', 'starting', 'active') ORDER BY created_at DESC, id DESC LIMIT 1")
+        .get(sessionId, environmentId) as RawWork | undefined,
+    );
+  }
+
+  /** The session's item that was told to stop but whose worker still holds its lease (undefined: none). */
+  windingDown(sessionId: string, environmentId: string, nowMs: number): WorkRow | undefined {
+    return toRow(
+      this.db
+        .prepare("SELECT * FROM work_items WHERE session_id = ? AND environment_id = ? AND state = 'stopping' AND lease_expires_ms >= ? ORDER BY created_at DESC, id DESC LIMIT 1")
+        .get(sessionId, environmentId, nowMs) as RawWork | undefined,
+    );
+  }
+
+  /**
+   * Hands the oldest claimable item to a poller: queued and never polled, or polled but not
+   * acknowledged for longer than `reclaimMs`. The item's secret digest is replaced, so a
+   * reclaimed item's earlier secret stops working.
+   */
+  claim(environmentId: string, nowMs: number, reclaimMs: number, workerId: string | null, secretDigest: string): WorkRow | undefined {
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare("SELECT id FROM work_items WHERE environment_id = ? AND state = 'queued' AND (polled_at_ms IS NULL OR polled_at_ms <= ?) ORDER BY created_at, id LIMIT 1")
+          .get(environmentId, nowMs - reclaimMs) as { id: string } | undefined;
+        if (!row) return undefined;
+        this.db.prepare('UPDATE work_items SET polled_at_ms = ?, worker_id = ?, secret_digest = ? WHERE id = ?').run(nowMs, workerId, secretDigest, row.id);
+        return this.get(row.id);
+      })
+      .immediate();
+  }
+
+  notePoll(environmentId: string, workerId: string, nowMs: number): void {
+    this.db
+      .prepare('INSERT INTO worker_polls (environment_id, worker_id, last_poll_ms) VALUES (?, ?, ?) ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_poll_ms = excluded.last_poll_ms')
+      .run(environmentId, workerId, nowMs);
+  }
+
+  /** queued → starting; the lease starts with the ack. False when the item was not queued. */
+  ack(id: string, nowMs: number, ttlS: number): boolean {
+    return (
+      this.db
+        .prepare("UPDATE work_items SET state = 'starting', acknowledged_at = ?, lease_ttl_s = ?, lease_expires_ms = ? WHERE id = ? AND state = 'queued' AND polled_at_ms IS NOT NULL")
+        .run(iso(nowMs), ttlS, nowMs + ttlS * 1000, id).changes === 1
+    );
+  }
+
+  /**
+   * Records a heartbeat if the stored one is still `expected` (null: none yet); the first one
+   * makes the item active. Returns the row after, or undefined when the precondition failed.
+   */
+  heartbeat(id: string, expected: string | null | undefined, nowMs: number, ttlS: number): WorkRow | undefined {
+    return this.db
+      .transaction(() => {
+        const cur = this.get(id);
+        if (!cur) return undefined;
+        if (expected !== undefined && cur.latest_heartbeat_at !== expected) return undefined;
+        // Each heartbeat gets a distinct value: a precondition on an equal one would not tell two beats apart.
+        let at = nowMs;
+        if (cur.latest_heartbeat_at && Date.parse(cur.latest_heartbeat_at) >= at) at = Date.parse(cur.latest_heartbeat_at) + 1;
+        this.db
+          .prepare("UPDATE work_items SET state = 'active', started_at = coalesce(started_at, ?), latest_heartbeat_at = ?, lease_ttl_s = ?, lease_expires_ms = ? WHERE id = ?")
+          .run(iso(nowMs), iso(at), ttlS, nowMs + ttlS * 1000, id);
+        return this.get(id);
+      })
+      .immediate();
+  }
+
+  /** Asks for a graceful stop (stopping) or ends the item (stopped). False when already stopped. */
+  stop(id: string, force: boolean, reason: string, nowMs: number): boolean {
+    const at = iso(nowMs);
+    if (force) {
+      return (
+        this.db
+          .prepare("UPDATE work_items SET state = 'stopped', stop_requested_at = coalesce(stop_requested_at, ?), stopped_at = ?, stop_reason = coalesce(stop_reason, ?), lease_expires_ms = NULL WHERE id = ? AND state != 'stopped'")
+          .run(at, at, reason, id).changes === 1
+      );
+    }
+    // A queued item nobody runs yet has nothing to shut down: it stops at once.
+    return (
+      this.db
+        .prepare(
+          "UPDATE work_items SET state = CASE WHEN state = 'queued' THEN 'stopped' ELSE 'stopping' END, stopped_at = CASE WHEN state = 'queued' THEN ? ELSE stopped_at END, stop_requested_at = coalesce(stop_requested_at, ?), stop_reason = coalesce(stop_reason, ?) WHERE id = ? AND state NOT IN ('stopped', 'stopping')",
+        )
+        .run(at, at, reason, id).changes === 1
+    );
+  }
+
+  /** Items whose lease ran out (a worker that stopped heartbeating): they are stopped for good. */
+  expireLeases(nowMs: number): WorkRow[] {
+    return this.db
+      .transaction(() => {
+        const rows = (this.db.prepare("SELECT * FROM work_items WHERE state IN ('starting', 'active', 'stopping') AND lease_expires_ms IS NOT NULL AND lease_expires_ms < ?").all(nowMs) as RawWork[]).map((r) => toRow(r)!);
+        for (const r of rows) this.stop(r.id, true, 'lease_expired', nowMs);
+        return rows.map((r) => this.get(r.id)!);
+      })
+      .immediate();
+  }
+
+  setMetadata(id: string, metadata: Record<string, string>): WorkRow | undefined {
+    this.db.prepare('UPDATE work_items SET metadata = ? WHERE id = ?').run(JSON.stringify(metadata), id);
+    return this.get(id);
+  }
+
+  /** A page of the environment's items, newest first. */
+  list(environmentId: string, limit: number, page?: string): { data: WorkRow[]; next_page: string | null } {
+    const after = page ? decodeCursor(page) : undefined;
+    const rows = (
+      after
+        ? this.db.prepare('SELECT * FROM work_items WHERE environment_id = ? AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?').all(environmentId, after.c, after.i, limit + 1)
+        : this.db.prepare('SELECT * FROM work_items WHERE environment_id = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(environmentId, limit + 1)
+    ) as RawWork[];
+    const data = rows.slice(0, limit).map((r) => toRow(r)!);
+    const last = data.at(-1);
+    return { data, next_page: rows.length > limit && last ? encodeCursor({ c: last.created_at, i: last.id, d: 'next' }) : null };
+  }
+
+  stats(environmentId: string, nowMs: number, recentMs: number): { depth: number; pending: number; oldest: string | null; workers: number } {
+    const q = this.db
+      .prepare(
+        "SELECT sum(state = 'queued' AND polled_at_ms IS NULL) AS depth, sum(state = 'queued' AND polled_at_ms IS NOT NULL) AS pending, min(CASE WHEN state = 'queued' THEN created_at END) AS oldest FROM work_items WHERE environment_id = ?",
+      )
+      .get(environmentId) as { depth: number | null; pending: number | null; oldest: string | null };
+    const w = this.db.prepare('SELECT count(*) AS n FROM worker_polls WHERE environment_id = ? AND last_poll_ms >= ?').get(environmentId, nowMs - recentMs) as { n: number };
+    return { depth: q.depth ?? 0, pending: q.pending ?? 0, oldest: q.oldest, workers: w.n };
+  }
+}

@@ -1,0 +1,145 @@
+import type { ChildProcess } from 'node:child_process';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
+import { allEvents, endedTurn, makeKey, startServe, until } from '../helpers/dial-in';
+import { tmpDir } from '../helpers/tmp';
+
+// The work protocol itself, through the official SDK's `work` client and WorkPoller against
+// `serve`: racing pollers, credentials that must not reach further than they should, heartbeat
+// preconditions, and the session side (user.tool_result) as a worker speaks it.
+
+let model: ModelServer;
+const children: ChildProcess[] = [];
+let url: string;
+let client: Anthropic;
+let envA: string;
+let envB: string;
+let keyA: string;
+let agentId: string;
+
+function script(req: RecordedRequest): Reply {
+  const msgs = req.body.messages as { content: string | { type: string }[] }[];
+  const answered = msgs.some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result'));
+  return answered ? { blocks: [{ type: 'text', text: 'done' }] } : { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'echo hi' } }] };
+}
+
+const asWorker = (credential: string) => new Anthropic({ baseURL: url, apiKey: null, authToken: credential, maxRetries: 0 });
+const tokenOf = (secret: string) => (JSON.parse(Buffer.from(secret, 'base64url').toString('utf8')) as { sessions_token: string }).sessions_token;
+const post = (path: string, body: unknown = {}) => fetch(`${url}${path}`, { method: 'POST', headers: { 'x-api-key': 'serve-key', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  model = await startModelServer(script);
+  const serve = await startServe(tmpDir(), { ANTHROPIC_BASE_URL: model.url, CORRAL_WORK_LEASE_TTL_S: '30' }, children);
+  url = serve.url;
+  client = serve.client;
+  envA = (await client.beta.environments.create({ name: 'a', config: { type: 'self_hosted' } as never })).id;
+  envB = (await client.beta.environments.create({ name: 'b', config: { type: 'self_hosted' } as never })).id;
+  keyA = (await makeKey(url, envA)).key;
+  agentId = (await client.beta.agents.create({ name: 'remote', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] })).id;
+}, 60_000);
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await model?.close();
+});
+
+describe('the work queue', () => {
+  it('two pollers racing over many items never both get one, and every item is taken', async () => {
+    const N = 40;
+    const queued: string[] = [];
+    for (let i = 0; i < N; i++) queued.push(((await (await post(`/v1/environments/${envA}/work/healthcheck`)).json()) as { id: string }).id);
+    const drain = async (workerId: string) => {
+      const got: string[] = [];
+      for await (const w of asWorker(keyA).beta.environments.work.poller({ environmentId: envA, environmentKey: keyA, drain: true, workerId })) got.push(w.id);
+      return got;
+    };
+    const [one, two] = await Promise.all([drain('racer-1'), drain('racer-2')]);
+    expect(one.filter((id) => two.includes(id))).toEqual([]);
+    expect([...one, ...two].sort()).toEqual([...queued].sort());
+    console.log(`race: ${one.length} + ${two.length} items of ${N}`);
+    // The poller stopped each item after its body ran.
+    const list = await asWorker(keyA).beta.environments.work.list(envA, { limit: 100 });
+    expect(list.data.filter((w) => queued.includes(w.id)).every((w) => w.state === 'stopped')).toBe(true);
+    const stats = await client.beta.environments.work.stats(envA);
+    expect(stats).toMatchObject({ type: 'work_queue_stats', depth: 0, pending: 0 });
+    expect(stats.workers_polling).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+});
+
+describe('credentials', () => {
+  it('an environment key reaches its own environment only, and a revoked key nothing', async () => {
+    const w = asWorker(keyA);
+    await expect(w.beta.environments.work.poll(envB)).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(w.beta.sessions.list()).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(w.beta.environments.retrieve(envA)).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect(await w.beta.environments.work.poll(envA)).toBeNull();
+    const spare = await makeKey(url, envA);
+    expect(await asWorker(spare.key).beta.environments.work.poll(envA)).toBeNull();
+    expect((await post(`/v1/environments/${envA}/keys/${spare.id}/revoke`)).status).toBe(200);
+    await expect(asWorker(spare.key).beta.environments.work.poll(envA)).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    // Keys exist only for self_hosted environments, and the list never shows a value.
+    const local = await client.beta.environments.create({ name: 'l', config: { type: 'local' } as never });
+    expect((await post(`/v1/environments/${local.id}/keys`)).status).toBe(400);
+    const keys = (await (await fetch(`${url}/v1/environments/${envA}/keys`, { headers: { 'x-api-key': 'serve-key' } })).json()) as { data: Record<string, unknown>[] };
+    expect(keys.data.length).toBe(2);
+    expect(keys.data.every((k) => !('key' in k))).toBe(true);
+  });
+
+  it("a work secret reaches its own item and session only; heartbeats need the last one; the worker's result ends the call", async () => {
+    const mine = await client.beta.sessions.create({ agent: agentId, environment_id: envA, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] } as never);
+    const other = await client.beta.sessions.create({ agent: agentId, environment_id: envA } as never);
+    const env = asWorker(keyA).beta.environments.work;
+    const item = await until('the session to queue work', async () => (await env.poll(envA, { block_ms: 999 })) ?? undefined);
+    expect(item.data).toEqual({ type: 'session', id: mine.id });
+    const token = tokenOf(item.secret!);
+    const w = asWorker(token);
+    // Scoped: its session, not another; its item, not polling or acking.
+    expect((await w.beta.sessions.retrieve(mine.id)).id).toBe(mine.id);
+    await expect(w.beta.sessions.retrieve(other.id)).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(w.beta.sessions.events.list(other.id)).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(w.beta.sessions.events.send(mine.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(w.beta.environments.work.poll(envA)).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(w.beta.environments.work.ack(item.id, { environment_id: envA })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(w.beta.sessions.create({ agent: agentId, environment_id: envA } as never)).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+
+    await env.ack(item.id, { environment_id: envA });
+    await expect(env.ack(item.id, { environment_id: envA })).rejects.toBeInstanceOf(Anthropic.ConflictError);
+    const beat = await w.beta.environments.work.heartbeat(item.id, { environment_id: envA, expected_last_heartbeat: 'NO_HEARTBEAT' });
+    expect(beat).toMatchObject({ type: 'work_heartbeat', lease_extended: true, state: 'active', ttl_seconds: 30 });
+    const stale = await w.beta.environments.work.heartbeat(item.id, { environment_id: envA, expected_last_heartbeat: 'NO_HEARTBEAT' }).catch((e: unknown) => e);
+    expect(stale).toBeInstanceOf(Anthropic.PreconditionFailedError);
+    expect((stale as { errorCode: string }).errorCode).toBe('heartbeat_precondition_failed');
+    expect((stale as { details: { current_state: { last_heartbeat: string } } }).details.current_state.last_heartbeat).toBe(beat.last_heartbeat);
+    const again = await w.beta.environments.work.heartbeat(item.id, { environment_id: envA, expected_last_heartbeat: beat.last_heartbeat, desired_ttl_seconds: 20 });
+    expect(again).toMatchObject({ lease_extended: true, ttl_seconds: 20 });
+    expect(again.last_heartbeat).not.toBe(beat.last_heartbeat);
+
+    // The worker answers the call as the SDK's runner does; a second answer is refused.
+    const log = await allEvents(client, mine.id);
+    const use = log.find((e) => e.type === 'agent.tool_use')!;
+    const result = { type: 'user.tool_result' as const, tool_use_id: use.id, is_error: false, content: [{ type: 'text' as const, text: 'hi from afar' }] };
+    await w.beta.sessions.events.send(mine.id, { events: [result] });
+    await expect(w.beta.sessions.events.send(mine.id, { events: [result] })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    const done = await endedTurn(client, mine.id);
+    const answers = done.filter((e) => e.tool_use_id === use.id);
+    expect(answers.map((a) => a.type)).toEqual(['user.tool_result']);
+
+    // Stopped by the owner: the next heartbeat says so (the worker then shuts down).
+    await client.beta.environments.work.stop(item.id, { environment_id: envA });
+    expect(await w.beta.environments.work.heartbeat(item.id, { environment_id: envA, expected_last_heartbeat: again.last_heartbeat })).toMatchObject({ lease_extended: false, state: 'stopping' });
+    const retrieved = await client.beta.environments.work.retrieve(item.id, { environment_id: envA });
+    expect(retrieved).toMatchObject({ state: 'stopping', secret: null, stop_reason: 'stopped_by_api' });
+    await expect(w.beta.environments.work.retrieve(item.id, { environment_id: envA })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    const updated = await client.beta.environments.work.update(item.id, { environment_id: envA, metadata: { owner: 'me' } });
+    expect(updated.metadata).toEqual({ owner: 'me' });
+  }, 60_000);
+
+  it('user.tool_result is refused for sessions whose environment is not self_hosted', async () => {
+    const local = await client.beta.environments.create({ name: 'l2', config: { type: 'local' } as never });
+    const s = await client.beta.sessions.create({ agent: agentId, environment_id: local.id } as never);
+    const err = await client.beta.sessions.events.send(s.id, { events: [{ type: 'user.tool_result', tool_use_id: 'sevt_x', content: [] }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((err as Error).message).toMatch(/only accepted for sessions whose environment is self_hosted/);
+    expect(await allEvents(client, s.id)).toEqual([]);
+  });
+});
