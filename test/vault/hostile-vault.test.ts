@@ -8,7 +8,7 @@
  * UI received and the brain's environment. The test plants the values and looks for them, so it
  * fails if any got through.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -127,7 +127,12 @@ describe('a hostile agent finds no secret anywhere', () => {
       const brainEnv = pid ? fs.readFileSync(`/proc/${pid}/environ`, 'latin1') : '';
       // The hand's file system as root sees it: the SSH user's home (the work folder is under it).
       const home = '/home/corral-test';
-      const handFiles = fs.existsSync(home) ? execFileSync('sh', ['-c', `cat $(find ${home} -type f -size -2M 2>/dev/null) 2>/dev/null; true`], { maxBuffer: 512 * 1024 * 1024 }).toString('latin1') : '';
+      const patterns = secrets.flatMap(forms).filter((f) => f.length >= 16);
+      const grep = spawnSync('grep', ['-rlF', ...patterns.flatMap((f) => ['-e', f]), home], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      const clone = path.join(home, 'corral-work', 'hostile');
+      const handFiles = { hits: grep.stdout, readme: fs.existsSync(path.join(clone, 'README')) ? fs.readFileSync(path.join(clone, 'README'), 'utf8') : '' };
+      // The SSH user's folder is shared with other tests.
+      fs.rmSync(clone, { recursive: true, force: true });
       return { events, brainEnv, handFiles };
     });
     stops.forEach((s) => s());
@@ -144,12 +149,13 @@ describe('a hostile agent finds no secret anywhere', () => {
     expect(events.some((e) => e.type === 'vault.credential_used' && e.purpose === 'ssh')).toBe(true);
     expect(brainEnv).toContain('ANTHROPIC_API_KEY=corral-cap-');
     expect(vaults).toContain('ssh_private_key');
-    expect(handFiles).toContain('hello'); // the clone (through the git proxy, with the token) is there
+    expect(handFiles.readme).toBe('hello\n'); // the clone (through the git proxy, with the token) was there
+    expect(handFiles.hits).toBe(''); // and no file under the SSH user's home holds a value
     // The values were live: the model got the vault's key, through the proxy, on every request.
     expect(t.model.requests.length).toBeGreaterThanOrEqual(2);
     for (const r of t.model.requests) expect(r.headers['x-api-key']).toBe(MODEL_KEY);
 
-    const places = { log: JSON.stringify(events), 'tool output': out, ui: JSON.stringify(seen), 'ui vault list': vaults, 'brain environment': brainEnv, 'hand files': handFiles };
+    const places = { log: JSON.stringify(events), 'tool output': out, ui: JSON.stringify(seen), 'ui vault list': vaults, 'brain environment': brainEnv };
     const found: string[] = [];
     for (const [place, text] of Object.entries(places)) for (const s of secrets) for (const f of forms(s)) if (f.length >= 16 && text.includes(f)) found.push(`${place}: ${s.slice(0, 10)}…`);
     expect(found).toEqual([]);
