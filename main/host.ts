@@ -41,7 +41,7 @@ export interface HostOptions {
    * with the OS keychain (`keyWrapper`). `egress`: the egress proxy's extra upstream trust and
    * loopback targets (tests).
    */
-  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper; egress?: HostVaultOptions['egress'] };
+  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper; env?: NodeJS.ProcessEnv; egress?: HostVaultOptions['egress'] };
   /**
    * Where the host logs requests, session lifecycles, brain and hand failures
    * (`createLogger`); default silent, so tests stay quiet.
@@ -100,7 +100,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, egress: opts.vault?.egress });
+  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, env: opts.vault?.env, egress: opts.vault?.egress });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
   const dialIn = new DialIn({ work: new WorkStore(db), log: writerLog, environments, logger });

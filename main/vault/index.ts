@@ -37,6 +37,8 @@ export interface HostVaultOptions {
   dataDir: string;
   passphrase?: string;
   keyWrapper?: VaultKeyWrapper;
+  /** Where the model-key fallback is read (default process.env): `serve` passes the keys it took out of its environment. */
+  env?: NodeJS.ProcessEnv;
   /** The model API's base URL, read per request; default `ANTHROPIC_BASE_URL`, else https://api.anthropic.com. */
   upstream?: () => string;
   /** The egress proxy's trust of upstreams and loopback targets (tests); its CA lives in `dataDir`. */
@@ -44,7 +46,7 @@ export interface HostVaultOptions {
 }
 
 export function startHostVault(opts: HostVaultOptions): HostVault {
-  const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper });
+  const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper, ...(opts.env ? { env: opts.env } : {}) });
   const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
   const gitProxy = new GitProxy(vault, opts.dataDir);
   const egressProxy = new EgressProxy(vault, { ...opts.egress, dataDir: opts.dataDir });

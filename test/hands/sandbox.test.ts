@@ -181,6 +181,31 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     expect(running('sleep 32.5')).toBe('');
     expect(fs.existsSync(path.join(work, 'marker'))).toBe(false);
   });
+
+  it('finished commands leave nothing of their sandboxes (the runtime\'s socat bridges outlived them under load)', async () => {
+    const work = tmpDir();
+    const h = hand({ workDir: work });
+    for (let i = 0; i < 8; i++) expect(await bash(h, 'echo ran >> runs.log; sleep 0.3; echo ok')).toBe('ok\n[exit code 0]');
+    for (let i = 0; i < 30 && running(work) !== ''; i++) await sleep(100);
+    expect(running(work)).toBe('');
+  });
+
+  it('an interrupted command leaves nothing of its sandbox: bubblewrap\'s own session (its init, the proxy bridges) ends too', async () => {
+    const work = tmpDir();
+    const h = hand({ workDir: work });
+    const ac = new AbortController();
+    const call = h.execute('bash', { command: 'sleep 33.75' }, { signal: ac.signal });
+    for (let i = 0; i < 50 && running('sleep 33.75') === ''; i++) await sleep(50);
+    // The sandbox binds the work folder: every process of it names the folder in its arguments.
+    const before = running(`bwrap.*${work}`).split('\n').filter(Boolean);
+    expect(before.length).toBeGreaterThanOrEqual(2); // the outer bwrap and the namespace's init
+    ac.abort();
+    await call;
+    // Past the runner's SIGTERM-to-SIGKILL grace: the inner bwrap (a session of its own) outlived
+    // the outer one before, with the runtime's socat bridges under it.
+    for (let i = 0; i < 60 && running(work) !== ''; i++) await sleep(100);
+    expect(running(work)).toBe('');
+  });
 });
 
 describe('file tools and symbolic links planted by commands', () => {

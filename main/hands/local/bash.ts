@@ -8,6 +8,7 @@ import type { ExecuteOptions, ToolOutcome } from '../types';
 import { errorOutcome, InputError, optBoolean, optNumber, optString } from '../tools/input';
 import type { WorkDir } from './paths';
 import type { SandboxedCommand } from './sandbox';
+import { sessionsBelow, signalGroups, watchSandboxSession } from './sandbox-tree';
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 /** After SIGTERM, the group gets this long before SIGKILL. */
@@ -153,6 +154,8 @@ export class BashRunner {
     const pid = child.pid;
     // On record before anything else can happen, so that a host killed now leaves no orphan.
     if (pid !== undefined && token) ledger!.record(pid, token);
+    // A sandboxed command's own session (bubblewrap --new-session), ended with the command.
+    const sandboxSession = pid !== undefined && launch.release ? watchSandboxSession(pid) : undefined;
 
     let resolveDone!: (o: ToolOutcome) => void;
     const done = new Promise<ToolOutcome>((r) => (resolveDone = r));
@@ -191,10 +194,12 @@ export class BashRunner {
       if (finished || stopReason) return;
       stopReason = reason;
       if (pid !== undefined) {
-        signalGroup(pid, 'SIGTERM');
+        // With the sandbox's own session (found now, while the outer bwrap is its parent).
+        const groups = [pid, ...(sandboxSession?.sessions() ?? [])];
+        signalGroups(groups, 'SIGTERM');
         // Not tied to this call's timers: the SIGKILL must still happen after we resolve.
         setTimeout(() => {
-          signalGroup(pid, 'SIGKILL');
+          signalGroups(groups, 'SIGKILL');
           ledger?.forget(pid);
         }, KILL_GRACE_MS);
       }
@@ -233,6 +238,7 @@ export class BashRunner {
       finish();
     });
     child.on('exit', (code, sig) => {
+      sandboxSession?.end();
       launch.release?.();
       exited = true;
       exitCode = code;
@@ -312,9 +318,12 @@ export class BashRunner {
   async dispose(): Promise<void> {
     const calls = [...this.running.values()];
     const groups = [...this.lingering, ...this.running.keys()];
+    // Lingering sandboxes' own sessions, found before anything is signalled (see stop()).
+    const inner = groups.flatMap((g) => sessionsBelow(g));
     for (const c of calls) c.stop('dispose');
     this.lingering.clear();
     for (const g of groups) signalGroup(g, 'SIGTERM');
+    signalGroups(inner, 'SIGKILL');
     await Promise.all(calls.map((c) => c.done));
     const deadline = Date.now() + KILL_GRACE_MS;
     let alive = groups.filter(groupAlive);
