@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../fixtures/git-http-server';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
+import { killServeHost } from '../helpers/serve-kill';
 import { tmpDir } from '../helpers/tmp';
 
 // A session's git remote and environment_variable credentials keep working after the host is
@@ -17,6 +18,8 @@ const root = path.resolve(__dirname, '../..');
 const TOKEN = `ghp_restart_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 const VALUE = `sk-restart-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 const USER = 'corral-bot';
+/** serve refuses API keys under 32 characters. */
+const SERVE_KEY = 'serve-key-restart-0123456789-0123456789';
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 
 let model: ModelServer;
@@ -41,7 +44,7 @@ function script(req: RecordedRequest): Reply {
 function startServe(): Promise<{ child: ChildProcess; client: Anthropic }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir, '--work-root', workRoot, '--no-sandbox'], {
     cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
+    env: { ...process.env, CORRAL_API_KEY: SERVE_KEY, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -51,7 +54,7 @@ function startServe(): Promise<{ child: ChildProcess; client: Anthropic }> {
       const m = /API at (http:\/\/\S+)\/v1/.exec(line);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, client: new Anthropic({ apiKey: 'serve-key', baseURL: m[1]!, maxRetries: 0 }) });
+        resolve({ child, client: new Anthropic({ apiKey: SERVE_KEY, baseURL: m[1]!, maxRetries: 0 }) });
       }
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
@@ -126,8 +129,7 @@ describe('capabilities survive kill -9 of the host', () => {
     expect(outputOf(before)).toContain('first');
     expect(echo.seen.find((e) => e.path === '/before')?.authorization).toBe(`Bearer ${VALUE}`);
 
-    serve.child.kill('SIGKILL');
-    await new Promise((r) => serve.child.once('exit', r));
+    await killServeHost(dataDir, serve.child);
     serve = await startServe();
     client = serve.client;
 
