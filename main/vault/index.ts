@@ -7,9 +7,9 @@ import type { Database } from 'better-sqlite3';
 import type { SessionLog } from '../session/store';
 import type { EventInput } from '../session/types';
 import { registerBrainEnvProvider } from './brain-env';
-import type { HandEnvSource } from '../hands/hand-env';
+import { caVariables, type HandEnvSource } from '../hands/hand-env';
 import type { VaultKeyWrapper } from './keys';
-import { EgressProxy } from './egress-proxy';
+import { EgressProxy, type EgressOptions } from './egress-proxy';
 import { GitProxy } from './git-proxy';
 import { ModelProxy } from './model-proxy';
 import { Vault } from './vault';
@@ -42,13 +42,15 @@ export interface HostVaultOptions {
   env?: NodeJS.ProcessEnv;
   /** The model API's base URL, read per request; default `ANTHROPIC_BASE_URL`, else https://api.anthropic.com. */
   upstream?: () => string;
+  /** The egress proxy's trust of upstreams and loopback targets (tests); its CA lives in `dataDir`. */
+  egress?: Omit<EgressOptions, 'dataDir'>;
 }
 
 export function startHostVault(opts: HostVaultOptions): HostVault {
   const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper, ...(opts.env ? { env: opts.env } : {}) });
   const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
-  const gitProxy = new GitProxy(vault);
-  const egressProxy = new EgressProxy(vault);
+  const gitProxy = new GitProxy(vault, opts.dataDir);
+  const egressProxy = new EgressProxy(vault, { ...opts.egress, dataDir: opts.dataDir });
   void Promise.all([modelProxy.listening, gitProxy.listening, egressProxy.listening]).then(() => {
     egressProxy.protect(gitProxy.port);
     egressProxy.protect(Number(new URL(modelProxy.url ?? 'http://x:0').port) || undefined);
@@ -61,14 +63,19 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
         passphrase: c.secret.passphrase,
         used: (target: string) => c.recordUse(target),
       })),
-    envFor: async (sessionId, reach) => {
+    envFor: async (sessionId, reach, placeCa) => {
       const placeholders = await vault.environmentPlaceholders(sessionId);
       if (Object.keys(placeholders).length === 0) return {};
       await egressProxy.listening;
       const at = await reach(egressProxy.port!).catch(() => undefined);
       if (!at) return placeholders;
-      const url = egressProxy.proxyUrl(sessionId, at);
-      return { ...placeholders, HTTP_PROXY: url, http_proxy: url, HTTPS_PROXY: url, https_proxy: url };
+      const url = await egressProxy.proxyUrl(sessionId, at);
+      const proxy = { ...placeholders, HTTP_PROXY: url, http_proxy: url, HTTPS_PROXY: url, https_proxy: url };
+      // The CA that signs the proxy's certificates for allowed HTTPS hosts; without it on the
+      // hand HTTPS still works, tunnelled, with the placeholders unsubstituted.
+      const ca = egressProxy.ca;
+      const files = ca && (await (placeCa ? ca.certPem().then(placeCa) : ca.localFiles()).catch(() => undefined));
+      return files ? { ...proxy, ...caVariables(files) } : proxy;
     },
   };
   const unregister = registerBrainEnvProvider({
