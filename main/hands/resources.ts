@@ -8,6 +8,7 @@ import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
 import { hostGitEnv } from '../child-env';
+import { keepExistingClone } from './resources-kept';
 
 interface RepoResource {
   id?: string;
@@ -64,13 +65,17 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
     }
     const dest = repoTarget(repo.mount_path, repo.url);
     const started = Date.now();
-    let outcome: { via: 'this machine' | 'the hand'; error?: undefined } | { error: string; via?: undefined };
+    let outcome: { via: string; error?: undefined } | { error: string; via?: undefined };
     let remote: string | undefined;
     try {
       // With a token in the vault: cloned here through the proxy, the token never on disk.
       const route = await target.git?.route(sessionId, repo.url);
       const from = route ? { ...repo, url: route.url } : repo;
-      if (route) remote = await pointRemoteAtProxy(repo, from, dest, target, route, signal);
+      const kept = await keepExistingClone(dest, target, route, signal);
+      if (kept.kept) {
+        remote = kept.remote ? 'git proxy' : undefined;
+        outcome = { via: kept.note ? `an earlier provisioning (kept; ${kept.note})` : 'an earlier provisioning (kept as it was)' };
+      } else if (route) remote = await pointRemoteAtProxy(repo, from, dest, target, route, signal);
       else outcome = target.shell ? await shipClone(from, dest, target.shell, target.workDir, signal) : await cloneLocally(from, path.resolve(target.workDir, dest), signal);
       outcome ??= { via: 'this machine' };
     } catch (err) {

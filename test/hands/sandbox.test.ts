@@ -186,6 +186,34 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     for (let i = 0; i < 20 && running('sleep 31.25') !== ''; i++) await sleep(50);
     expect(running('sleep 31.25')).toBe('');
   });
+
+  it('a disposed hand leaves nothing of its sandbox (the runtime\'s socat bridges outlived it under load)', async () => {
+    const work = tmpDir();
+    const h = hand({ workDir: work });
+    // One sandbox for the hand's one shell, whatever the number of calls.
+    for (let i = 0; i < 8; i++) expect(await bash(h, 'echo ran >> runs.log; sleep 0.3; echo ok')).toBe('ok\n[exit code 0]');
+    expect(running(`bwrap.*${work}`).split('\n').filter(Boolean).length).toBeLessThanOrEqual(2); // the outer bwrap and the namespace's init
+    await h.dispose();
+    for (let i = 0; i < 30 && running(work) !== ''; i++) await sleep(100);
+    expect(running(work)).toBe('');
+  });
+
+  it('a shell killed for ignoring an interrupt leaves nothing of its sandbox: bubblewrap\'s own session (its init, the proxy bridges) ends too', async () => {
+    const work = tmpDir();
+    const h = hand({ workDir: work });
+    const ac = new AbortController();
+    const call = h.execute('bash', { command: "trap '' INT; sleep 33.75" }, { signal: ac.signal });
+    for (let i = 0; i < 50 && running('sleep 33.75') === ''; i++) await sleep(50);
+    // The sandbox binds the work folder: every process of it names the folder in its arguments.
+    const before = running(`bwrap.*${work}`).split('\n').filter(Boolean);
+    expect(before.length).toBeGreaterThanOrEqual(2); // the outer bwrap and the namespace's init
+    ac.abort();
+    expect((await call).content).toMatch(/did not stop on SIGINT, so the shell was killed/);
+    // The inner bwrap (a session of its own) outlived the outer one before, with the runtime's
+    // socat bridges under it.
+    for (let i = 0; i < 60 && running(work) !== ''; i++) await sleep(100);
+    expect(running(work)).toBe('');
+  });
 });
 
 describe('file tools and symbolic links planted by commands', () => {

@@ -14,6 +14,7 @@ import { commandEnv } from '../../child-env';
 import { PGROUP_TOKEN_VAR, type ProcessGroupLedger } from '../pgroups';
 import { SHELL_LAUNCH, type ShellProcess, type StartShell } from '../shell-session';
 import type { SandboxedCommand } from './sandbox';
+import { signalGroups, watchSandboxSession } from './sandbox-tree';
 
 
 /** How the local shell is started, beyond the work folder. */
@@ -80,11 +81,15 @@ export function localShell(o: LocalShellOptions): StartShell {
     const pid = child.pid;
     // On record before anything else can happen, so that a host killed now leaves no orphan.
     if (pid !== undefined && token) o.ledger!.record(pid, token);
+    // The sandbox's own session (bubblewrap --new-session), which a signal to the outer group
+    // never reaches: its socat bridges were seen outliving the outer bwrap. Ended with the shell.
+    const sandboxSession = pid !== undefined && o.sandbox ? watchSandboxSession(pid) : undefined;
     let ended = false;
     const end = (why: string) => {
       if (ended) return;
       ended = true;
       launch.release();
+      sandboxSession?.end();
       if (pid !== undefined) {
         // Background jobs may outlive the shell in its group: the shell's end is theirs too.
         signalGroup(pid, 'SIGKILL');
@@ -120,6 +125,8 @@ export function localShell(o: LocalShellOptions): StartShell {
         if (pid === undefined) return;
         const inner = target ? await target : undefined;
         if (inner) signalGroup(inner, 'SIGKILL');
+        // The sandbox's session too, found while the outer bwrap is still its parent.
+        signalGroups(sandboxSession?.sessions() ?? [], 'SIGKILL');
         signalGroup(pid, 'SIGKILL');
         if (!ended) await new Promise<void>((r) => child.once('exit', () => r()));
       },

@@ -1,4 +1,5 @@
 import type { ToolDefinition } from '../tools/definitions';
+import type { VaultSshKey } from '../hand-env';
 /**
  * What a remote hand kind (SSH host, container, Android device) provides. The built-in tools
  * are implemented once on top of it (shell-hand.ts), so every kind answers them the same way.
@@ -81,7 +82,7 @@ export interface KindTool<S extends RemoteShell = RemoteShell> {
 export interface RemoteHandKind<Config> {
   readonly kind: string;
   /** Connects (provisions: starts a container, opens an SSH connection, claims a device). */
-  connect(config: Config, ctx: { signal?: AbortSignal; label: string }): Promise<RemoteShell>;
+  connect(config: Config, ctx: { signal?: AbortSignal; label: string; vaultKeys?: (host: string) => Promise<VaultSshKey[]> }): Promise<RemoteShell>;
   /** The work folder on the hand when the config names none. */
   defaultWorkDir(config: Config): string;
   /** One line for people and for the model's tool descriptions, e.g. `ssh corral@127.0.0.2:2222`. */

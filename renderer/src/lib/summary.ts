@@ -1,4 +1,5 @@
 import type { UiEvent } from '../../../main/api/ui/contract';
+import { unsandboxedReason } from './hand-lanes';
 import { duration, str, textOf, toolCall } from './tool-call';
 
 const MAX = 300;
@@ -32,6 +33,8 @@ const DESCRIBERS: Record<string, Describe> = {
   'hand.ready': (e) => ({
     text: [`${hand(e)} ready${num(e.duration_ms) === undefined ? '' : ` in ${duration(num(e.duration_ms)!)}`}`, str(e.kind), str(e.description)].filter(Boolean).join(' · '),
     note: firstSeenKey(e.host_key),
+    // A local hand whose commands reach this machine unconfined says so in strong colour.
+    ...(unsandboxedReason(e) !== null ? { badge: { text: `not sandboxed: ${unsandboxedReason(e)}`, tone: 'error' as const } } : {}),
   }),
   'hand.resource_applied': (e) => ({ text: `${hand(e)}: ${str(e.url) ?? 'repository'} cloned into ${str(e.path) ?? '?'}`, note: str(e.cloned_on) ? `on ${str(e.cloned_on)}` : undefined }),
   'hand.resource_failed': (e) => ({ text: `${hand(e)}: could not clone ${str(e.url) ?? 'a repository'}: ${str(e.error) ?? 'no reason given'}`, tone: 'error' }),
