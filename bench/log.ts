@@ -11,7 +11,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { startServer } from '../main/api/http/server';
-import { uiCookieValue } from '../main/api/http/auth';
+import { uiSessionHeaders } from '../test/helpers/ui-session';
 import { createHost } from '../main/host';
 import { fmt, percentile } from './stats';
 
@@ -81,7 +81,7 @@ async function main() {
   const sse: number[] = [];
   const ws: number[] = [];
   const sseDone = readSse(server.url, live.id, (seq) => sse.push(performance.now() - sent.get(seq)!));
-  const wsDone = readWs(server.url, live.id, (seq) => ws.push(performance.now() - sent.get(seq)!));
+  const wsDone = readWs(server.url, await uiSessionHeaders(server.url, 'bench'), live.id, (seq) => ws.push(performance.now() - sent.get(seq)!));
   await new Promise((r) => setTimeout(r, 300));
   const N = 2000;
   for (let i = 0; i < N; i++) {
@@ -131,8 +131,8 @@ function readSse(base: string, sessionId: string, onSeq: (seq: number) => void) 
   };
 }
 
-function readWs(base: string, sessionId: string, onSeq: (seq: number) => void) {
-  const socket = new WebSocket(`${base.replace('http', 'ws')}/ui/ws`, { headers: { cookie: `corral_ui=${uiCookieValue('bench')}` } });
+function readWs(base: string, headers: Record<string, string>, sessionId: string, onSeq: (seq: number) => void) {
+  const socket = new WebSocket(`${base.replace('http', 'ws')}/ui/ws`, { headers });
   let count = 0;
   let waiter: { n: number; resolve: () => void } | undefined;
   socket.on('open', () => socket.send(JSON.stringify({ t: 'watch', id: 1, stream: 'watchEvents', input: { sessionId } })));

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { link, rowsOf } from './helpers';
+import { freshLink, rowsOf } from './helpers';
 import { SLOW_REPLY } from './model-script';
 
 /**
@@ -86,7 +86,7 @@ const idle = (page: Page, n: number) => expect(rowsOf(page, 'session.status_idle
 
 test('agents, environments and a session made in the window; the reply streams; interrupt stops the turn', async ({ page }) => {
   const docker = dockerEnv();
-  await page.goto(link);
+  await page.goto(await freshLink());
   await newAgent(page, 'window-agent');
   await shot(page, 'agents');
   await newEnvironment(page, 'this-machine', 'local');
@@ -128,7 +128,7 @@ test('agents, environments and a session made in the window; the reply streams; 
 });
 
 test('scrub back, reload at that position; a slice and its model request', async ({ page }) => {
-  await page.goto(link);
+  await page.goto(await freshLink());
   await page.getByRole('button', { name: /made in the window/ }).click();
   await idle(page, 3);
   const range = page.getByRole('slider', { name: 'Position in the session' });
@@ -189,7 +189,7 @@ test('scrub back, reload at that position; a slice and its model request', async
 });
 
 test('a colourful output longer than the model\'s cap is read whole, with its colours', async ({ page }) => {
-  await page.goto(link);
+  await page.goto(await freshLink());
   await startSession(page, { agent: 'window-agent', env: 'this-machine', title: 'colours', message: 'show me a colourful output' });
   await idle(page, 1);
   await rowsOf(page, 'agent.tool_result').first().click();
@@ -207,7 +207,7 @@ test('a colourful output longer than the model\'s cap is read whole, with its co
 });
 
 test('a written file shows as a diff, the call beside its result', async ({ page }) => {
-  await page.goto(link);
+  await page.goto(await freshLink());
   await startSession(page, { agent: 'window-agent', env: 'this-machine', title: 'hello file', message: 'create hello.txt and show me it' });
   await idle(page, 1);
   await rowsOf(page, 'agent.tool_use').first().click();
@@ -221,7 +221,7 @@ test('a written file shows as a diff, the call beside its result', async ({ page
 });
 
 test('fork from an event onto another hand; ancestry both ways', async ({ page }) => {
-  await page.goto(link);
+  await page.goto(await freshLink());
   await page.getByRole('button', { name: /^colours/ }).click();
   await idle(page, 1);
   const parentUrl = page.url();
@@ -262,7 +262,7 @@ test('an Android screenshot shows as an image', async ({ page }) => {
   const release = await adbTurn();
   try {
     const adb = backend('adb');
-    await page.goto(link);
+    await page.goto(await freshLink());
     await newEnvironment(page, 'test-phone', 'adb', { 'Device serial': adb.CORRAL_TEST_ADB_SERIAL!, 'adb server port': adb.ANDROID_ADB_SERVER_PORT! });
     await startSession(page, { agent: 'window-agent', env: 'test-phone', kind: 'adb', title: 'phone', message: 'take a screenshot' });
     await idle(page, 1);
@@ -278,7 +278,7 @@ test('an Android screenshot shows as an image', async ({ page }) => {
 
 test('dark theme at 1024×700', async ({ page }) => {
   await page.emulateMedia({ colorScheme: 'dark' });
-  await page.goto(link);
+  await page.goto(await freshLink());
   await page.getByRole('button', { name: /made in the window/ }).click();
   await idle(page, 3);
   await rowsOf(page, 'agent.tool_result').first().click();

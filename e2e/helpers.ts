@@ -5,8 +5,15 @@ import type { Page } from '@playwright/test';
 export const baseURL = process.env.E2E_BASE_URL!;
 export const apiKey = process.env.E2E_API_KEY!;
 export const client = new Anthropic({ apiKey, baseURL, maxRetries: 0 });
-/** The link `corral serve` prints: it authorises the page. */
-export const link = `${baseURL}/?token=${encodeURIComponent(apiKey)}`;
+/**
+ * A fresh one-time link, as `npm run serve -- link` gets it (POST /v1/corral/ui_link): it
+ * authorises the page once.
+ */
+export async function freshLink(): Promise<string> {
+  const res = await fetch(`${baseURL}/v1/corral/ui_link`, { method: 'POST', headers: { 'x-api-key': apiKey } });
+  if (!res.ok) throw new Error(`minting a link failed: ${res.status}`);
+  return ((await res.json()) as { url: string }).url;
+}
 
 /** A session of a fresh agent on a local environment, started with one user message. */
 export async function newSession(title: string, first = 'first message') {

@@ -1,28 +1,37 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import { apiKey, baseURL, client, link, newSession, rowsOf } from './helpers';
+import { apiKey, baseURL, client, freshLink, newSession, rowsOf } from './helpers';
 
-test('the printed link authorises the page and drops the key from the address bar', async ({ page }) => {
-  await page.goto(link);
+test('the printed link authorises the page once, with a __Host- cookie Chromium keeps, and carries no key', async ({ page, browser }) => {
+  const printed = process.env.E2E_LINK!;
+  expect(printed).not.toContain(apiKey);
+  await page.goto(printed);
   await expect(page).toHaveURL(`${baseURL}/`);
-  expect(page.url()).not.toContain(apiKey);
   await expect(page.getByTestId('session-list')).toBeVisible();
   const cookies = await page.context().cookies();
-  expect(cookies.find((c) => c.name === 'corral_ui')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  // Chromium takes a Secure (__Host-) cookie from http://127.0.0.1: loopback is a secure context.
+  expect(cookies.find((c) => c.name === '__Host-corral_ui')).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: true, path: '/' });
   expect(JSON.stringify(cookies)).not.toContain(apiKey);
+  // The same link in another browser context: used already.
+  const other = await browser.newContext();
+  const again = await (await other.newPage()).goto(printed);
+  expect(again?.status()).toBe(401);
+  await other.close();
 });
 
-test('a page without the link is told to open it', async ({ page }) => {
+test('a page without the link is told to open it; the old key link is refused', async ({ page }) => {
   await page.goto(baseURL);
   await expect(page.getByTestId('auth-required')).toBeVisible();
-  const wrong = await page.goto(`${baseURL}/?token=not-the-key`);
+  const wrong = await page.goto(`${baseURL}/?code=not-a-code`);
   expect(wrong?.status()).toBe(401);
+  const old = await page.goto(`${baseURL}/?token=${encodeURIComponent(apiKey)}`);
+  expect(old?.status()).toBe(401);
 });
 
 test('a session created through the API shows its events live', async ({ page }) => {
   const session = await newSession('live e2e');
-  await page.goto(link);
+  await page.goto(await freshLink());
   const row = page.locator(`[data-testid="session-row"][data-session-id="${session.id}"]`);
   await expect(row).toBeVisible();
   await expect(row).toContainText('live e2e');
@@ -63,7 +72,7 @@ test('a session created through the API shows its events live', async ({ page })
 
 test('"create hello.txt and show me it": tool calls and the answer stream into the page', async ({ page }) => {
   const session = await newSession('hello file', 'create hello.txt and show me it');
-  await page.goto(`${link}&session=${session.id}`);
+  await page.goto(`${await freshLink()}&session=${session.id}`);
   await expect(page).toHaveURL(`${baseURL}/?session=${session.id}`);
   await expect(rowsOf(page, 'session.status_idle')).toHaveCount(1, { timeout: 20_000 });
   await expect(rowsOf(page, 'agent.tool_use')).toHaveCount(2);

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { link, newSession, rowsOf } from './helpers';
+import { freshLink, newSession, rowsOf } from './helpers';
 import { SLOW_REPLY } from './model-script';
 
 /** What the list showed after one DOM change: the live rows, and the logged agent.message ids. */
@@ -39,7 +39,7 @@ const snapshots = (page: Page) => page.evaluate(() => (globalThis as unknown as 
 
 test('a reply being written shows as a live row that grows, then becomes the logged message without a gap or a double', async ({ page }, testInfo) => {
   const session = await newSession('live text', 'hello');
-  await page.goto(`${link}&session=${session.id}`);
+  await page.goto(`${await freshLink()}&session=${session.id}`);
   await expect(rowsOf(page, 'agent.message').first()).toContainText('echo: hello');
   await expect(rowsOf(page, 'session.status_idle')).toHaveCount(1);
   await expect(page.getByTestId('live-text')).toHaveCount(0);
@@ -116,7 +116,7 @@ test('after a dropped connection live text comes back whole; what was missed is 
     });
   });
   const session = await newSession('live text, reconnect', 'hello');
-  await page.goto(`${link}&session=${session.id}`);
+  await page.goto(`${await freshLink()}&session=${session.id}`);
   await expect(rowsOf(page, 'session.status_idle')).toHaveCount(1);
   await recordList(page);
 

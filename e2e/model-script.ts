@@ -53,13 +53,17 @@ function scriptedTurn(messages: Msg[]): Reply | undefined {
   // A follow-up when the newest block is a tool result (a typed message after an interrupted call comes after it).
   const tail = last.content[last.content.length - 1];
   const result = tail?.type === 'tool_result' ? tail : undefined;
-  const mine = /run a long command|colourful output|on this hand|take a screenshot/.test(text);
+  const mine = /run a long command|colourful output|on this hand|take a screenshot|run (whoami|sleep) on hand \w+/.test(text);
   if (!mine) return undefined;
   if (result) {
     const out = (result.content ?? []).map((c) => c.text ?? '').join('').split('\n')[0] ?? '';
     return { blocks: [{ type: 'text', text: `Done. The output began: ${out.slice(0, 80)}` }], chunkDelayMs: 10 };
   }
   if (/run a long command/.test(text)) return { blocks: [{ type: 'text', text: 'Starting a long command.' }, { type: 'tool_use', name: 'bash', input: { command: 'sleep 30; echo finished' } }] };
+  const onHand = /run whoami on hand (\w+)/.exec(text);
+  const sleepOn = /run sleep on hand (\w+)/.exec(text);
+  if (sleepOn) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'sleep 4; echo slept', hand: sleepOn[1] } }] };
+  if (onHand) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'whoami', hand: onHand[1] } }] };
   if (/take a screenshot/.test(text)) return { blocks: [{ type: 'tool_use', name: 'screenshot', input: {} }] };
   if (/colourful output/.test(text)) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: COLOUR_COMMAND } }] };
   return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'echo "hello from $(hostname)"; uname -s' } }], usage: { cache_read_input_tokens: 120 } };

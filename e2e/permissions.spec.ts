@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { client, link, rowsOf } from './helpers';
+import { client, freshLink, rowsOf } from './helpers';
 
 /** A session of an agent whose tools all ask first, waiting on its one call. */
 async function waitingSession(title: string) {
@@ -24,7 +24,7 @@ async function waitingSession(title: string) {
 
 test('a call waiting for the user: marked in the list, shows its command, Allow runs it', async ({ page }) => {
   const session = await waitingSession('asks first (allow)');
-  await page.goto(link);
+  await page.goto(await freshLink());
   const row = page.locator(`[data-testid="session-row"][data-session-id="${session.id}"]`);
   await expect(row.getByTestId('waiting-badge')).toBeVisible();
   await row.click();
@@ -38,7 +38,7 @@ test('a call waiting for the user: marked in the list, shows its command, Allow 
 
 test('Deny with a reason: the call does not run and the model is told why', async ({ page }) => {
   const session = await waitingSession('asks first (deny)');
-  await page.goto(link);
+  await page.goto(await freshLink());
   await page.locator(`[data-testid="session-row"][data-session-id="${session.id}"]`).click();
   const call = page.getByTestId('pending-call');
   await call.getByTestId('deny-reason').fill('not today');

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import { client, link } from './helpers';
+import { client, freshLink } from './helpers';
 
 /**
  * The vault panel as a user drives it: make a vault, add a credential, see it listed without
@@ -15,7 +15,7 @@ test('adds, lists, rotates and removes a credential; no value comes back to the 
   const received: string[] = [];
   page.on('websocket', (ws) => ws.on('framereceived', (f) => received.push(typeof f.payload === 'string' ? f.payload : f.payload.toString('utf8'))));
 
-  await page.goto(link);
+  await page.goto(await freshLink());
   await page.getByRole('tab', { name: 'Vaults' }).click();
   const newVault = page.getByRole('form', { name: 'New vault' });
   await newVault.getByLabel('Vault name').fill('panel vault');

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { expect, test } from '@playwright/test';
-import { baseURL, client, link } from './helpers';
+import { baseURL, client, freshLink } from './helpers';
 
 /**
  * A machine that dials in, set up from the window: make a self_hosted environment, make a worker
@@ -8,7 +8,7 @@ import { baseURL, client, link } from './helpers';
  * for it, through the official SDK.
  */
 test('makes a worker key for a self_hosted environment; the key polls for work and nothing more', async ({ page }) => {
-  await page.goto(link);
+  await page.goto(await freshLink());
   await page.getByRole('tab', { name: 'Environments' }).click();
   await page.getByRole('button', { name: 'New environment' }).click();
   const form = page.getByRole('form', { name: 'New environment' });

@@ -13,7 +13,7 @@ import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
 import { dockerHandKind } from './hands/docker';
 import { sshHandKindWithTrustStore } from './hands/ssh';
-import { redactingHands, redactingLog, startHostVault, type Vault, type VaultKeyWrapper } from './vault';
+import { redactingHands, redactingLog, startHostVault, type HostVaultOptions, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
 import { silentLogger, type Logger } from './logging/logger';
 import { McpSessions } from './mcp/sessions';
@@ -39,9 +39,10 @@ export interface HostOptions {
   /**
    * The vault's key: a passphrase (default `CORRAL_VAULT_PASSPHRASE`, taken out of the
    * environment once read), else the key file `DATA/vault.key`, which the desktop app wraps
-   * with the OS keychain (`keyWrapper`).
+   * with the OS keychain (`keyWrapper`). `egress`: the egress proxy's extra upstream trust and
+   * loopback targets (tests).
    */
-  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper };
+  vault?: { passphrase?: string; keyWrapper?: VaultKeyWrapper; env?: NodeJS.ProcessEnv; egress?: HostVaultOptions['egress'] };
   /**
    * Where the host logs requests, session lifecycles, brain and hand failures
    * (`createLogger`); default silent, so tests stay quiet.
@@ -102,7 +103,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const stopLifecycleLog = logSessionLifecycle(log, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper });
+  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, env: opts.vault?.env, egress: opts.vault?.egress });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
   const dialIn = new DialIn({ work: new WorkStore(db), log: writerLog, environments, logger });

@@ -96,6 +96,8 @@ export const brainEventInput = z.discriminatedUnion('type', [
     input: toolInput,
     model_tool_use_id: z.string().min(1).max(256),
     input_dropped: z.strictObject({ bytes: count, reason: z.string().max(1000) }).optional(),
+    evaluated_permission: z.enum(['allow', 'ask', 'deny']).optional(),
+    evaluation: z.strictObject({ type: z.enum(['always_allow', 'always_ask']) }).optional(),
   }),
   z.strictObject({
     type: z.literal('agent.mcp_tool_result'),

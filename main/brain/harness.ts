@@ -3,7 +3,7 @@ import type { ToolOutcome } from '../hands/types';
 import type { EventSlice, LoggedEvent } from '../session/types';
 import { agentConfigOf, READ_SESSION_TOOL, type AgentConfig } from './agent-config';
 import type { ConfirmedCall, LogAnalysis } from './analyse';
-import { deniedText, evaluateCall, notAvailableText } from './permissions';
+import { deniedText, evaluateCall, evaluateMcpCall, notAvailableText } from './permissions';
 import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
 import { fitToLog, type DroppedInput } from './fit-event';
@@ -243,7 +243,7 @@ export class Harness {
     this.io.flush?.(); // before the request is even serialised (a long session's takes a while)
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const offered = new Set(tools.map((t) => t.name));
-    const evaluate = (name: string) => evaluateCall(name, offered, cfg.permissions, ALWAYS_ALLOWED);
+    const evaluate = (name: string, mcp?: McpToolDefinition) => (mcp ? evaluateMcpCall(mcp.mcp_server_name, mcp.tool_name, cfg.permissions) : evaluateCall(name, offered, cfg.permissions, ALWAYS_ALLOWED));
     const logged: LoggedEvent[] = [];
     const signal = this.abort.signal;
     // Text and thinking blocks get their event id when they start, so live text can name the
@@ -283,9 +283,9 @@ export class Harness {
       await this.afterFailure(await started, failure, logged, a);
       return;
     }
-    // Calls to tools that were not offered are answered at once; calls held for the user wait.
-    // (MCP calls have no permission policy yet: they run.)
-    const calls = logged.filter((e) => (e.type === 'agent.tool_use' && e.evaluated_permission === 'allow') || e.type === 'agent.mcp_tool_use');
+    // Calls to tools that were not offered are answered at once; calls held for the user wait
+    // (MCP calls too, under their mcp_toolset's policy).
+    const calls = logged.filter((e) => (e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use') && e.evaluated_permission === 'allow');
     const start = await started;
     const ended = this.emit([{ ...requestEnd(start.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start.id}`);
     // The host handles a brain's messages in order: the end is logged before the first call
@@ -404,7 +404,7 @@ function blockToEvent(
   customNames: Set<string>,
   id: string | undefined,
   mcp: ReadonlyMap<string, McpToolDefinition>,
-  evaluate: (name: string) => ReturnType<typeof evaluateCall>,
+  evaluate: (name: string, mcpTool?: McpToolDefinition) => ReturnType<typeof evaluateCall>,
 ): BrainEventInput | undefined {
   const named = id ? { id } : {};
   switch (block.type) {
@@ -417,7 +417,7 @@ function blockToEvent(
     case 'tool_use': {
       const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
       const tool = mcp.get(block.name);
-      if (tool) return { type: 'agent.mcp_tool_use', ...call, name: tool.tool_name, mcp_server_name: tool.mcp_server_name };
+      if (tool) return { type: 'agent.mcp_tool_use', ...call, name: tool.tool_name, mcp_server_name: tool.mcp_server_name, ...evaluate(block.name, tool) };
       return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call, ...evaluate(block.name) };
     }
   }

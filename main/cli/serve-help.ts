@@ -22,8 +22,9 @@ export function serveSettings(): ServeSetting[] {
     { flag: '--data DIR', env: 'CORRAL_DATA', default: defaultDataDir(), what: 'data folder: database, API key, logs, work folders' },
     { flag: '--work-root DIR', env: 'CORRAL_WORK_ROOT', default: '~/Corral/work (or DATA-work beside a --data folder)', what: "sessions' work folders on this machine (kept outside the data folder)" },
     { flag: '--no-sandbox', env: 'CORRAL_SANDBOX', default: 'on', what: 'the flag, or off: run local commands without the sandbox, on purpose (hands say so)' },
-    { flag: '--host ADDR', default: '127.0.0.1', what: 'address to listen on; any other than loopback is reachable from the network' },
-    { env: 'CORRAL_API_KEY', default: 'made at first start, kept in DATA/api-key', what: 'the key clients send as x-api-key or Authorization: Bearer' },
+    { flag: '--host ADDR', default: '127.0.0.1', what: 'address to listen on; any other than loopback is reachable from the network and needs --allowed-hosts' },
+    { flag: '--allowed-hosts LIST', env: 'CORRAL_ALLOWED_HOSTS', default: 'none (loopback names only)', what: 'host names (name or name:port, comma-separated) clients use; required with a non-loopback --host, checked in the Host header' },
+    { env: 'CORRAL_API_KEY', default: 'made at first start, kept in DATA/api-key', what: 'the key clients send as x-api-key or Authorization: Bearer (32 characters at least; taken out of the environment at start)' },
     { env: 'ANTHROPIC_API_KEY', default: 'none (sessions then stop with an error)', what: "the model API key, when neither a session's vaults nor the default vault hold a model_api_key (a first-run fallback; brains never see it)" },
     { env: 'ANTHROPIC_AUTH_TOKEN', default: 'unset', what: 'like ANTHROPIC_API_KEY, sent as a bearer token' },
     { env: 'CORRAL_VAULT_PASSPHRASE', default: 'unset: the key file DATA/vault.key (0600)', what: "seals the vault with this passphrase (scrypt) instead; taken out of the host's environment once read" },
@@ -58,7 +59,9 @@ export function serveHelp(): string {
   const fw = width([...flags.map((s) => s.flag!), '-v, --version']);
   const ew = width(envs.map((s) => s.env!));
   return [
-    'usage: npm run serve -- [--port P] [--data DIR] [--host ADDR]',
+    'usage: npm run serve -- [--port P] [--data DIR] [--host ADDR --allowed-hosts LIST]',
+    '       npm run serve -- link [--data DIR]        a new one-time link for the window (serve running)',
+    '       npm run serve -- rotate-key [--data DIR]  a new API key in DATA/api-key (serve running or not)',
     '',
     "Runs Corral without the desktop app: the Managed-Agents-compatible API under /v1, the UI's",
     'WebSocket and the UI itself, and GET /health (no key). Logs go to stderr and to',

@@ -1,14 +1,15 @@
 /**
  * The local hand: the built-in tools (bash, read, write, edit, glob, grep) run on this machine
- * in a per-session work folder. File tools never reach outside that folder; bash runs each
- * command in its own process group so an abort or timeout kills everything it started, in a
- * sandbox by default (local/sandbox.ts), with an allowlisted environment.
+ * in a per-session work folder. File tools never reach outside that folder; bash is one
+ * long-lived shell per hand (persistent-bash.ts) whose running command an abort or timeout
+ * stops, in a sandbox by default (local/sandbox.ts), with an allowlisted environment.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ProcessGroupLedger } from './pgroups';
-import { BashRunner } from './local/bash';
+import { localShell } from './local/shell-process';
+import { PersistentBash } from './persistent-bash';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool } from './tools/definitions';
 import { editTool, readTool, writeTool } from './local/files';
 import { errorOutcome, InputError } from './tools/input';
@@ -17,7 +18,7 @@ import { describeNetwork, sandboxAvailability, wrap, type SandboxPolicy, type Sa
 import { globTool, grepTool, type SearchOptions } from './local/search';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
 
-export { DEFAULT_BASH_TIMEOUT_MS } from './local/bash';
+export { DEFAULT_BASH_TIMEOUT_MS } from './persistent-bash';
 export { commandEnv } from '../child-env';
 export { PACKAGE_MANAGER_HOSTS, type SandboxPolicy, type SandboxState } from './local/sandbox';
 
@@ -71,17 +72,24 @@ export function createLocalHand({ workDir, fullOutputLimitBytes, sandbox = { den
     }
     return madeTmp;
   };
-  const bash = new BashRunner(work, fullOutputLimitBytes, {
-    env,
-    ledger,
-    sandbox:
-      sandbox === false
-        ? undefined
-        : async (command, signal) => {
-            const s = await sandboxState();
-            if (!s.enabled) return { file: 'bash', args: ['-c', command], release: () => {} };
-            return wrap(command, { workDir: work.real, tmpDir: tmpOf(), policy: sandbox, signal });
-          },
+  // One bash per hand, kept between calls (cd, variables, background jobs), as the reference
+  // toolset's BashSession keeps one per session.
+  const bash = new PersistentBash({
+    cwd: work.dir,
+    fullOutputLimitBytes,
+    startShell: localShell({
+      cwd: work.dir,
+      env,
+      ledger,
+      sandbox:
+        sandbox === false
+          ? undefined
+          : async (command) => {
+              const s = await sandboxState();
+              if (!s.enabled) return { file: 'sh', args: ['-c', command], release: () => {} };
+              return wrap(command, { workDir: work.real, tmpDir: tmpOf(), policy: sandbox });
+            },
+    }),
   });
   let disposed = false;
 

@@ -35,9 +35,15 @@ export class HandMembership {
   private readonly unsubscribe: () => void;
 
   constructor(private readonly log: SessionLog) {
-    this.unsubscribe = log.subscribeSessions((change) => {
+    const offSessions = log.subscribeSessions((change) => {
       if (change.kind === 'deleted') this.bySession.delete(change.sessionId);
     });
+    // Applied as the log commits each membership event (the registry applies it again after
+    // writing; applying is idempotent): a session list told of the change then sees it.
+    const offEvents = log.subscribeAll(({ sessionId, event }) => {
+      if ((HAND_MEMBERSHIP_EVENTS as readonly string[]).includes(event.type)) this.apply(sessionId, event as never);
+    });
+    this.unsubscribe = () => (offSessions(), offEvents());
   }
 
   /** The session's hands, `main` first; throws SessionNotFoundError for an unknown session. */

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { findTokenCarriers, killCarriers } from './token-scan';
 
 /** The variable that marks the processes of a recorded group. */
 export const PGROUP_TOKEN_VAR = 'CORRAL_PGROUP';
@@ -131,10 +132,14 @@ export function killOrphanGroups(dataDir: string): number[] {
     return [];
   }
   const killed: number[] = [];
+  const tokens = new Set<string>();
+  const boot = bootId();
   for (const name of names) {
     const file = path.join(dir, name);
     try {
       const rec = JSON.parse(fs.readFileSync(file, 'utf8')) as GroupRecord;
+      // Records from an earlier boot name nothing that still runs.
+      if (typeof rec.token === 'string' && rec.token !== '' && !(rec.boot && boot && rec.boot !== boot)) tokens.add(rec.token);
       if (Number.isInteger(rec.pgid) && rec.pgid > 1 && stillOurs(rec)) {
         process.kill(-rec.pgid, 'SIGKILL');
         killed.push(rec.pgid);
@@ -144,6 +149,9 @@ export function killOrphanGroups(dataDir: string): number[] {
     }
     fs.rmSync(file, { force: true });
   }
+  // What the groups left in other groups and sessions (a sandbox's own session): found by token.
+  const strays = killCarriers(findTokenCarriers(PGROUP_TOKEN_VAR, tokens));
   if (killed.length > 0) console.warn(`corral: killed ${killed.length} process group(s) left running by a previous host: ${killed.join(', ')}`);
+  if (strays.length > 0) console.warn(`corral: killed ${strays.length} process(es) a previous host's commands left outside their groups (sandboxes): ${strays.join(', ')}`);
   return killed;
 }

@@ -13,7 +13,7 @@ import { applyResources, type RepoRouter, type ResourceTarget } from './resource
 import { HandPool, type PooledHand } from './hand-pool';
 import { takePooledHand } from './hand-pool-take';
 import { progressToLog } from './provision-progress';
-import { localReach, type HandEnvSource } from './hand-env';
+import { localReach, placeCaOnShell, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import { writeTextFile, type TextFilter } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
@@ -84,6 +84,10 @@ export interface HandRegistryOptions {
  */
 export class HandRegistry {
   private readonly live = new Map<string, Live>();
+  /** Why a session's remote hand was lost, until its replacement is provisioned. */
+  private readonly lostShells = new Map<string, string>();
+  /** Calls running now per `session\0hand`: a hand in a running call is not handed over. */
+  private readonly busy = new Map<string, number>();
   private readonly members: HandMembership;
   private readonly places: LocalPlaces;
   private readonly ledger: ProcessGroupLedger;
@@ -155,6 +159,18 @@ export class HandRegistry {
     const name = handName ?? (specs.length === 1 ? specs[0]!.name : MAIN_HAND);
     const spec = specs.find((s) => s.name === name);
     if (!spec) return { content: `This session has no hand named '${name}'. Its hands: ${specs.map((s) => s.name).join(', ')}.`, isError: true };
+    const busyKey = `${sessionId}\u0000${name}`;
+    this.busy.set(busyKey, (this.busy.get(busyKey) ?? 0) + 1);
+    try {
+      return await this.executeOn(sessionId, name, spec, tool, input, opts);
+    } finally {
+      const n = (this.busy.get(busyKey) ?? 1) - 1;
+      if (n > 0) this.busy.set(busyKey, n);
+      else this.busy.delete(busyKey);
+    }
+  }
+
+  private async executeOn(sessionId: string, name: string, spec: HandSpec, tool: string, input: Record<string, unknown>, opts: ExecuteOptions & { toolUseId?: string }): Promise<ToolOutcome> {
     // A machine that dials in runs the call itself (it watches the log); the host waits for its answer.
     if (spec.config?.type === 'self_hosted' && this.opts.dialIn && spec.environmentId) {
       return callThroughWorker(this.opts.dialIn, { sessionId, environmentId: spec.environmentId, hand: name, toolUseId: opts.toolUseId, signal: opts.signal, timeoutMs: Math.min(opts.timeoutMs ?? CALL_TIMEOUT_MS, CALL_TIMEOUT_MS) });
@@ -213,6 +229,9 @@ export class HandRegistry {
     if (!member) throw new HandRequestError('not_found', `hand '${name}' was not found`);
     if (fromSession === toSession) throw new HandRequestError('invalid', 'a hand cannot be handed over to the session that holds it');
     if (this.members.find(toSession, asName)) throw new HandRequestError('invalid', `session ${toSession} already has a hand named '${asName}'`);
+    if (this.busy.get(`${fromSession}\u0000${name}`)) {
+      throw new HandRequestError('invalid', `hand '${name}' is busy running a tool call in session ${fromSession}; hand it over once the call has finished`);
+    }
     const live = this.live.get(`${fromSession}\u0000${name}`);
     this.live.delete(`${fromSession}\u0000${name}`);
     if (live) {
@@ -331,12 +350,18 @@ export class HandRegistry {
         const label = `${sessionId}/${spec.name}`;
         pooled = await takePooledHand(this.pool, { log, git: this.opts.git, sessionId, hand: spec.name, environmentId: spec.environmentId ?? undefined, config: spec.config });
         if (!pooled) progress({ phase: 'connecting' });
-        const shell = pooled?.shell ?? (await kind.connect(spec.config, { signal, label }));
+        const sshKeys = this.opts.handEnv?.sshKeys?.bind(this.opts.handEnv);
+        const shell = pooled?.shell ?? (await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) }));
         workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config)));
         description = kind.describe(spec.config);
-        const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p))) };
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env }), shell, extra: kind.extraTools ?? [] };
+        const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p), placeCaOnShell(shell, type === 'docker'))) };
+        // A hand replacing one that was lost says so in its shell's first result (its state is gone).
+        const lostKey = `${sessionId}\u0000${spec.name}`;
+        const replacedLost = this.lostShells.get(lostKey);
+        this.lostShells.delete(lostKey);
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
+          this.lostShells.set(`${live.sessionId}\u0000${live.name}`, reason);
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
           // whichever session holds the hand now records it.
           this.forget(live);

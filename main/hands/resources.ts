@@ -9,6 +9,7 @@ import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
 import { hostGitEnv } from '../child-env';
 import { GitProgressParser, isGitProgressLine, type ProvisionProgress } from './provision-progress';
+import { keepExistingClone } from './resources-kept';
 
 /** A session's repository resource (the API's github_repository). */
 export interface RepoResource {
@@ -89,7 +90,12 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
       let route;
       try {
         route = await target.git?.route(sessionId, repo.url);
-        if (route) remote = await pointRemoteAtProxy(repo, { ...repo, url: route.url }, dest, target, route, signal);
+        // A clone an earlier provisioning of this hand left is kept (main's resources-kept.ts).
+        const kept = await keepExistingClone(dest, target, route, signal);
+        if (kept.kept) {
+          remote = kept.remote ? 'git proxy' : undefined;
+          outcome = { via: kept.note ? `an earlier provisioning (kept; ${kept.note})` : 'an earlier provisioning (kept as it was)' };
+        } else if (route) remote = await pointRemoteAtProxy(repo, { ...repo, url: route.url }, dest, target, route, signal);
       } catch (err) {
         outcome = await afterFailure(repo, dest, target, err, signal);
       }
@@ -110,7 +116,7 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
 }
 
 /** How putting one repository on a hand went. */
-export type RepoOutcome = { via: 'this machine' | 'the hand'; error?: undefined } | { error: string; via?: undefined };
+export type RepoOutcome = { via: string; error?: undefined } | { error: string; via?: undefined };
 
 /**
  * Puts one repository (no credentials: its own URL) on a hand: cloned here and copied over, else

@@ -46,6 +46,9 @@ export interface EmitOptions {
   idempotencyKey?: string;
 }
 
+/** Events that change what a session list shows besides the status: the hands a session holds. */
+const LIST_VISIBLE_EVENTS = new Set(['hand.attached', 'hand.released', 'hand.handed_over', 'hand.received']);
+
 /**
  * The session log: sessions and their append-only, gaplessly numbered events in one SQLite
  * file. Safe to use from several processes on one file (writers serialise on SQLite's write
@@ -326,9 +329,9 @@ export class SessionLog {
     for (const event of events) {
       this.events.publish(sessionId, event);
       this.everything.publish('all', { sessionId, event });
-      statusChanged ||= statusOf(event.type) !== undefined;
+      statusChanged ||= statusOf(event.type) !== undefined || LIST_VISIBLE_EVENTS.has(event.type);
     }
-    // List views show the status: tell them when it changes.
+    // List views show the status and the hands held: tell them when either changes.
     if (statusChanged) this.sessions.publish('all', { kind: 'updated', sessionId });
   }
 

@@ -7,14 +7,17 @@
  * `git_token` in the session's vaults covers, an unknown capability or any other path is refused
  * with 403 and nothing is forwarded: the token goes to its own repositories only.
  *
+ * Capabilities and the port survive a restart of the host (proxy-caps.ts), so a clone's remote
+ * keeps working for a session resumed after one.
+ *
  * The hand's `.git/config` holds only the proxy's URL (capability included): it lets the hand do
  * git over HTTP to the session's own repositories while the hand can reach the proxy, which is
  * what the hand may do anyway; it never holds the token.
  */
-import crypto from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { listenRemembered, ProxyCapabilities } from './proxy-caps';
 import type { ResolvedCredential } from './vault';
 import type { CredentialPurpose } from './scope';
 
@@ -42,11 +45,15 @@ export interface GitRoute {
 export class GitProxy {
   readonly listening: Promise<void>;
   private readonly server: http.Server;
-  private readonly caps = new Map<string, string>();
-  private readonly capOf = new Map<string, string>();
+  private readonly caps: ProxyCapabilities;
   private address?: AddressInfo;
 
-  constructor(private readonly tokens: GitTokenSource) {
+  constructor(
+    private readonly tokens: GitTokenSource,
+    /** Where the capability key and the remembered port live; without it both last one process. */
+    dataDir?: string,
+  ) {
+    this.caps = new ProxyCapabilities(dataDir);
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         console.error('corral: git proxy:', err instanceof Error ? err.message : err);
@@ -55,13 +62,8 @@ export class GitProxy {
       });
     });
     this.server.on('clientError', (_err, socket) => socket.destroy());
-    this.listening = new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        this.server.off('error', reject);
-        this.address = this.server.address() as AddressInfo;
-        resolve();
-      });
+    this.listening = listenRemembered(this.server, dataDir, 'git-proxy').then(() => {
+      this.address = this.server.address() as AddressInfo;
     });
     this.listening.catch(() => {});
   }
@@ -84,15 +86,13 @@ export class GitProxy {
     }
     if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.search || u.hash) return undefined;
     if (!(await this.tokens.resolve(sessionId, { use: 'git', url: repoUrl }))) return undefined;
-    const path = `/${this.capability(sessionId)}/${u.protocol.slice(0, -1)}/${u.host}${u.pathname.replace(/\/+$/, '')}`;
-    return { port: this.address!.port, path, url: `http://127.0.0.1:${this.address!.port}${path}` };
+    const route = `/${await this.caps.mint('git', sessionId)}/${u.protocol.slice(0, -1)}/${u.host}${u.pathname.replace(/\/+$/, '')}`;
+    return { port: this.address!.port, path: route, url: `http://127.0.0.1:${this.address!.port}${route}` };
   }
 
   /** Forgets a session's capability (its hands' remotes stop working). */
   revoke(sessionId: string): void {
-    const cap = this.capOf.get(sessionId);
-    if (cap) this.caps.delete(cap);
-    this.capOf.delete(sessionId);
+    this.caps.revoke(sessionId);
   }
 
   close(): Promise<void> {
@@ -102,20 +102,10 @@ export class GitProxy {
     });
   }
 
-  private capability(sessionId: string): string {
-    let cap = this.capOf.get(sessionId);
-    if (!cap) {
-      cap = `corral-git-${crypto.randomBytes(24).toString('base64url')}`;
-      this.capOf.set(sessionId, cap);
-      this.caps.set(cap, sessionId);
-    }
-    return cap;
-  }
-
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const [, cap, scheme, host, ...rest] = url.pathname.split('/');
-    const sessionId = cap ? this.caps.get(cap) : undefined;
+    const sessionId = cap ? await this.caps.check('git', cap) : undefined;
     if (!sessionId || (scheme !== 'http' && scheme !== 'https') || !host) return refuse(res, 403, 'not a repository this proxy serves');
     const m = SMART_HTTP.exec(`/${rest.join('/')}`);
     if (!m || rest.some((s) => s === '..' || s === '.' || s === '')) return refuse(res, 403, 'only git smart-HTTP requests are forwarded');

@@ -7,12 +7,13 @@ import type { Database } from 'better-sqlite3';
 import type { SessionLog } from '../session/store';
 import type { EventInput } from '../session/types';
 import { registerBrainEnvProvider } from './brain-env';
-import type { HandEnvSource } from '../hands/hand-env';
+import { caVariables, type HandEnvSource } from '../hands/hand-env';
 import type { VaultKeyWrapper } from './keys';
-import { EgressProxy } from './egress-proxy';
+import { EgressProxy, type EgressOptions } from './egress-proxy';
 import { GitProxy } from './git-proxy';
 import { ModelProxy } from './model-proxy';
 import { Vault } from './vault';
+import { sshKeysFor } from './ssh-keys';
 
 export { Vault } from './vault';
 export type { VaultKeyWrapper } from './keys';
@@ -37,28 +38,44 @@ export interface HostVaultOptions {
   dataDir: string;
   passphrase?: string;
   keyWrapper?: VaultKeyWrapper;
+  /** Where the model-key fallback is read (default process.env): `serve` passes the keys it took out of its environment. */
+  env?: NodeJS.ProcessEnv;
   /** The model API's base URL, read per request; default `ANTHROPIC_BASE_URL`, else https://api.anthropic.com. */
   upstream?: () => string;
+  /** The egress proxy's trust of upstreams and loopback targets (tests); its CA lives in `dataDir`. */
+  egress?: Omit<EgressOptions, 'dataDir'>;
 }
 
 export function startHostVault(opts: HostVaultOptions): HostVault {
-  const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper });
+  const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper, ...(opts.env ? { env: opts.env } : {}) });
   const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
-  const gitProxy = new GitProxy(vault);
-  const egressProxy = new EgressProxy(vault);
+  const gitProxy = new GitProxy(vault, opts.dataDir);
+  const egressProxy = new EgressProxy(vault, { ...opts.egress, dataDir: opts.dataDir });
   void Promise.all([modelProxy.listening, gitProxy.listening, egressProxy.listening]).then(() => {
     egressProxy.protect(gitProxy.port);
     egressProxy.protect(Number(new URL(modelProxy.url ?? 'http://x:0').port) || undefined);
   }, () => {});
   const handEnv: HandEnvSource = {
-    envFor: async (sessionId, reach) => {
+    sshKeys: async (sessionId, host) =>
+      (await sshKeysFor(vault, sessionId, host)).map((c) => ({
+        name: `${c.credential.display_name ? `'${c.credential.display_name}' ` : ''}(${c.credential.id})`,
+        privateKey: c.secret.private_key,
+        passphrase: c.secret.passphrase,
+        used: (target: string) => c.recordUse(target),
+      })),
+    envFor: async (sessionId, reach, placeCa) => {
       const placeholders = await vault.environmentPlaceholders(sessionId);
       if (Object.keys(placeholders).length === 0) return {};
       await egressProxy.listening;
       const at = await reach(egressProxy.port!).catch(() => undefined);
       if (!at) return placeholders;
-      const url = egressProxy.proxyUrl(sessionId, at);
-      return { ...placeholders, HTTP_PROXY: url, http_proxy: url, HTTPS_PROXY: url, https_proxy: url };
+      const url = await egressProxy.proxyUrl(sessionId, at);
+      const proxy = { ...placeholders, HTTP_PROXY: url, http_proxy: url, HTTPS_PROXY: url, https_proxy: url };
+      // The CA that signs the proxy's certificates for allowed HTTPS hosts; without it on the
+      // hand HTTPS still works, tunnelled, with the placeholders unsubstituted.
+      const ca = egressProxy.ca;
+      const files = ca && (await (placeCa ? ca.certPem().then(placeCa) : ca.localFiles()).catch(() => undefined));
+      return files ? { ...proxy, ...caVariables(files) } : proxy;
     },
   };
   const unregister = registerBrainEnvProvider({

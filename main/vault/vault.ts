@@ -472,9 +472,9 @@ export class Vault {
 
   // ---------------------------------------------------------------------------------------
 
-  private get env(): NodeJS.ProcessEnv {
-    return this.opts.env ?? process.env;
-  }
+  /** A live credential by id, opened for `purpose`; its kind and scope are the caller's to check (ssh-keys.ts). */
+  async openCredential(vaultId: string, id: string, purpose: CredentialPurpose, sessionId?: string): Promise<ResolvedCredential | undefined> { const row = (await this.needKey(), this.store.credential(vaultId, id)); return row && !row.archived_at ? this.resolved(sessionId, row, purpose) : undefined; }
+  private get env(): NodeJS.ProcessEnv { return this.opts.env ?? process.env; }
 
   private openSecret(row: CredentialRow): AnySecret {
     if (!this.key) throw new VaultLockedError('the vault is locked');

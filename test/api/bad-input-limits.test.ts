@@ -4,7 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uiCookieValue } from '../../main/api/http/auth';
+import { uiSessionHeaders } from '../helpers/ui-session';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { tmpDir } from '../helpers/tmp';
 
@@ -111,7 +111,7 @@ describe('bad input answers 4xx, not 500', () => {
   });
 
   it('answers a UI message that is JSON but no object (null, 5, "x") with an error, not a TypeError', async () => {
-    const ws = new WebSocket(`${t.server.url.replace('http', 'ws')}/ui/ws`, { headers: { cookie: `corral_ui=${uiCookieValue(t.apiKey)}` } });
+    const ws = new WebSocket(`${t.server.url.replace('http', 'ws')}/ui/ws`, { headers: await uiSessionHeaders(t.server.url, t.apiKey) });
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     const replies: { id: unknown; error?: { message: string } }[] = [];
     const got = new Promise<void>((resolve) =>

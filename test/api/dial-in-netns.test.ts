@@ -30,7 +30,7 @@ function script(req: RecordedRequest): Reply {
 beforeAll(async () => {
   if (!available) return;
   model = await startModelServer(script);
-  const serve = await startServe(tmpDir(), { ANTHROPIC_BASE_URL: model.url }, children, ['--host', HOST_ADDR]);
+  const serve = await startServe(tmpDir(), { ANTHROPIC_BASE_URL: model.url }, children, ['--host', HOST_ADDR, '--allowed-hosts', HOST_ADDR]);
   url = serve.url;
   client = serve.client;
 }, 60_000);

@@ -26,7 +26,7 @@ function script(req: RecordedRequest): Reply {
 
 const asWorker = (credential: string) => new Anthropic({ baseURL: url, apiKey: null, authToken: credential, maxRetries: 0 });
 const tokenOf = (secret: string) => (JSON.parse(Buffer.from(secret, 'base64url').toString('utf8')) as { sessions_token: string }).sessions_token;
-const post = (path: string, body: unknown = {}) => fetch(`${url}${path}`, { method: 'POST', headers: { 'x-api-key': 'serve-key', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown = {}) => fetch(`${url}${path}`, { method: 'POST', headers: { 'x-api-key': 'serve-key-0123456789-0123456789-0123', 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 beforeAll(async () => {
   model = await startModelServer(script);
@@ -80,7 +80,7 @@ describe('credentials', () => {
     // Keys exist only for self_hosted environments, and the list never shows a value.
     const local = await client.beta.environments.create({ name: 'l', config: { type: 'local' } as never });
     expect((await post(`/v1/environments/${local.id}/keys`)).status).toBe(400);
-    const keys = (await (await fetch(`${url}/v1/environments/${envA}/keys`, { headers: { 'x-api-key': 'serve-key' } })).json()) as { data: Record<string, unknown>[] };
+    const keys = (await (await fetch(`${url}/v1/environments/${envA}/keys`, { headers: { 'x-api-key': 'serve-key-0123456789-0123456789-0123' } })).json()) as { data: Record<string, unknown>[] };
     expect(keys.data.length).toBe(2);
     expect(keys.data.every((k) => !('key' in k))).toBe(true);
   });

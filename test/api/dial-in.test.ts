@@ -60,7 +60,7 @@ async function session(text: string, agent = agentId): Promise<string> {
 }
 
 async function workItems(): Promise<{ id: string; state: string; data: { id: string }; stop_reason: string | null }[]> {
-  const res = await fetch(`${url}/v1/environments/${envId}/work?limit=100`, { headers: { 'x-api-key': 'serve-key' } });
+  const res = await fetch(`${url}/v1/environments/${envId}/work?limit=100`, { headers: { 'x-api-key': 'serve-key-0123456789-0123456789-0123' } });
   return ((await res.json()) as { data: never[] }).data;
 }
 
@@ -211,7 +211,7 @@ describe('the official EnvironmentWorker against Corral', () => {
     try {
       const local = await client.beta.environments.create({ name: 'here', config: { type: 'local' } as never });
       const s = await client.beta.sessions.create({ agent: agentId, environment_id: envId } as never);
-      const attach = await fetch(`${url}/v1/sessions/${s.id}/hands`, { method: 'POST', headers: { 'x-api-key': 'serve-key', 'content-type': 'application/json' }, body: JSON.stringify({ environment_id: local.id, name: 'box' }) });
+      const attach = await fetch(`${url}/v1/sessions/${s.id}/hands`, { method: 'POST', headers: { 'x-api-key': 'serve-key-0123456789-0123456789-0123', 'content-type': 'application/json' }, body: JSON.stringify({ environment_id: local.id, name: 'box' }) });
       expect(attach.status).toBe(200);
       await client.beta.sessions.events.send(s.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'two hands' }] }] });
       const log = await endedTurn(client, s.id);

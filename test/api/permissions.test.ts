@@ -4,6 +4,7 @@ import readline from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
+import { killServeHost } from '../helpers/serve-kill';
 import { tmpDir } from '../helpers/tmp';
 
 // Tool permissions as a client of the hosted API uses them: the official SDK against `serve`
@@ -39,7 +40,7 @@ function script(req: RecordedRequest): Reply {
 function startServe(dataDir: string): Promise<{ child: ChildProcess; client: Anthropic }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir], {
     cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
+    env: { ...process.env, CORRAL_API_KEY: 'serve-key-0123456789-0123456789-0123', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -49,7 +50,7 @@ function startServe(dataDir: string): Promise<{ child: ChildProcess; client: Ant
       const m = /API at (http:\/\/\S+)\/v1/.exec(line);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, client: new Anthropic({ apiKey: 'serve-key', baseURL: m[1]!, maxRetries: 0 }) });
+        resolve({ child, client: new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: m[1]!, maxRetries: 0 }) });
       }
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
@@ -260,8 +261,7 @@ describe('a call waiting for the user survives kill -9 of the host', () => {
     const id = await session('crash while waiting');
     const log = await idleWith(client, id, waiting);
     const use = log.find((e) => e.type === 'agent.tool_use')!;
-    serve.child.kill('SIGKILL');
-    await new Promise((r) => serve.child.once('exit', r));
+    await killServeHost(dataDir, serve.child);
     serve = await startServe(dataDir);
     client = serve.client;
     // Still waiting after the restart, with nothing run.

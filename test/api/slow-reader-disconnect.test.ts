@@ -2,7 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uiCookieValue } from '../../main/api/http/auth';
+import { uiSessionHeaders } from '../helpers/ui-session';
 import { CLOSE_TOO_SLOW } from '../../main/api/http/ws-flow';
 import { startTestServer, type TestServer } from '../helpers/server';
 
@@ -80,7 +80,8 @@ describe('a client that stops reading', () => {
   }, 30_000);
 
   it('is disconnected from the UI socket, and watches again after the last event it got', async () => {
-    const connect = () => new WebSocket(`${t.server.url.replace('http', 'ws')}/ui/ws`, { headers: { cookie: `corral_ui=${uiCookieValue(t.apiKey)}` } });
+    const headers = await uiSessionHeaders(t.server.url, t.apiKey);
+    const connect = () => new WebSocket(`${t.server.url.replace('http', 'ws')}/ui/ws`, { headers });
     const ws = connect();
     const seqs: number[] = [];
     ws.on('message', (d) => {

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uiCookieValue } from '../../main/api/http/auth';
+import { uiSessionHeaders } from '../helpers/ui-session';
 import { tmpDir } from '../helpers/tmp';
 
 /**
@@ -123,7 +123,7 @@ function pausedSseReader(sessionId: string): net.Socket {
 
 /** A UI socket that watches every session from the start, then stops reading. */
 async function pausedUiReader(): Promise<WebSocket> {
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/ui/ws`, { headers: { cookie: `corral_ui=${uiCookieValue(API_KEY)}` } });
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/ui/ws`, { headers: await uiSessionHeaders(base, API_KEY) });
   ws.on('error', () => {});
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);

@@ -1,12 +1,14 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uiCookieValue } from '../../main/api/http/auth';
+import { uiSessionHeaders } from '../helpers/ui-session';
 import { startTestServer, type TestServer } from '../helpers/server';
 
 let t: TestServer;
 let sessionId: string;
+let cookie: string;
 beforeAll(async () => {
   t = await startTestServer();
+  cookie = (await uiSessionHeaders(t.server.url, t.apiKey)).cookie;
   const agent = await t.client.beta.agents.create({ name: 'ui-agent', model: 'm' });
   const env = await t.client.beta.environments.create({ name: 'e' });
   sessionId = (await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id, title: 'ui' })).id;
@@ -22,10 +24,12 @@ interface Msg {
   item?: { seq: number; type: string };
 }
 
-function connect(opts: { cookie?: string; origin?: string } = {}) {
+function connect(opts: { cookie?: string; origin?: string | null } = {}) {
   const headers: Record<string, string> = {};
-  if (opts.cookie) headers.cookie = `corral_ui=${opts.cookie}`;
-  if (opts.origin) headers.origin = opts.origin;
+  if (opts.cookie) headers.cookie = opts.cookie;
+  // A browser's page sends its own origin; null: none at all (a script replaying the cookie).
+  const origin = opts.origin === undefined ? t.server.url : opts.origin;
+  if (origin !== null) headers.origin = origin;
   const ws = new WebSocket(`${t.server.url.replace('http', 'ws')}/ui/ws`, { headers });
   const inbox: Msg[] = [];
   const waiters: (() => void)[] = [];
@@ -51,12 +55,15 @@ function connect(opts: { cookie?: string; origin?: string } = {}) {
 describe('the UI WebSocket channel', () => {
   it('closes an unauthorised socket with 4401 and a cross-origin one with 4403', async () => {
     expect(await connect().closed).toBe(4401);
-    expect(await connect({ cookie: 'forged' }).closed).toBe(4401);
-    expect(await connect({ cookie: uiCookieValue(t.apiKey), origin: 'http://evil.example' }).closed).toBe(4403);
+    expect(await connect({ cookie: '__Host-corral_ui=forged' }).closed).toBe(4401);
+    expect(await connect({ cookie, origin: 'http://evil.example' }).closed).toBe(4403);
+    // A valid cookie without any Origin (replayed from outside a browser) is refused too.
+    expect(await connect({ cookie, origin: null }).closed).toBe(4403);
+    expect(await connect({ cookie, origin: 'null' }).closed).toBe(4403);
   });
 
   it('answers calls, validates inputs and streams events without gaps', async () => {
-    const c = connect({ cookie: uiCookieValue(t.apiKey) });
+    const c = connect({ cookie });
     await c.opened;
     c.send({ t: 'call', id: 1, method: 'listSessions', input: {} });
     const list = await c.next((m) => m.id === 1);

@@ -4,6 +4,7 @@ import readline from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../fixtures/model-server';
+import { killServeHost } from '../helpers/serve-kill';
 import { tmpDir } from '../helpers/tmp';
 
 const root = path.resolve(__dirname, '../..');
@@ -18,7 +19,7 @@ afterAll(async () => {
 function startServe(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir], {
     cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
+    env: { ...process.env, CORRAL_API_KEY: 'serve-key-0123456789-0123456789-0123', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -47,7 +48,7 @@ describe('kill -9 of the whole serve process mid-turn', () => {
     });
     const dataDir = tmpDir();
     const first = await startServe(dataDir);
-    const client = new Anthropic({ apiKey: 'serve-key', baseURL: first.url, maxRetries: 0 });
+    const client = new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: first.url, maxRetries: 0 });
     const agent = await client.beta.agents.create({ name: 'a', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] });
     const env = await client.beta.environments.create({ name: 'e', config: { type: 'local' } as never });
     const session = await client.beta.sessions.create({
@@ -56,11 +57,10 @@ describe('kill -9 of the whole serve process mid-turn', () => {
       initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'write a note' }] }],
     });
     while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
-    first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('exit', r));
+    await killServeHost(dataDir, first.child);
 
     const second = await startServe(dataDir);
-    const client2 = new Anthropic({ apiKey: 'serve-key', baseURL: second.url, maxRetries: 0 });
+    const client2 = new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: second.url, maxRetries: 0 });
     let status = '';
     for (let i = 0; i < 300 && status !== 'idle'; i++) {
       await new Promise((r) => setTimeout(r, 100));

@@ -11,7 +11,7 @@ beforeAll(async () => {
   process.env.ANDROID_ADB_SERVER_PORT = adb.ANDROID_ADB_SERVER_PORT;
   t = await startBrainHost([
     { blocks: [{ type: 'tool_use', name: 'write', input: { file_path: 'hello.txt', content: 'on the phone' } }] },
-    { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'cat hello.txt; echo oops >&2; exit 3' } }] },
+    { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'cat hello.txt; echo oops >&2; (exit 3)' } }] },
     { blocks: [{ type: 'tool_use', name: 'screenshot', input: {} }] },
     { blocks: [{ type: 'text', text: 'I can see the screen.' }] },
   ]);

@@ -55,6 +55,8 @@ function expectRecovered(events: LoggedEvent[], errorAfterMs: number) {
   expect(errorAfterMs).toBeLessThan(5000);
   expect(results[1]!.is_error).toBe(false);
   expect(textOf(results[1])).toContain('alive again');
+  // The replacement's shell is a fresh one, and its first result says the old one's state is gone.
+  expect(textOf(results[1])).toMatch(/^\[a fresh shell: the hand was lost \(.+\) and replaced; its working folder, variables and background jobs are gone\]\nalive again\n/);
   // The lifecycle (progress steps while provisioning are not part of it).
   const lifecycle = events.filter((e) => e.type.startsWith('hand.') && e.type !== 'hand.provisioning_progress').map((e) => e.type);
   expect(lifecycle).toEqual(['hand.provisioning', 'hand.ready', 'hand.lost', 'hand.provisioning', 'hand.ready']);

@@ -159,14 +159,14 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     }
   });
 
-  it('ends background jobs with the call, and an abort ends everything the command started', async () => {
+  it('keeps background jobs between calls (one shell per hand), and an abort ends only the running command', async () => {
     const work = tmpDir();
     const h = hand({ workDir: work });
     const r = await h.execute('bash', { command: '(sleep 1.25; echo late > late.txt) > /dev/null 2>&1 & sleep 31.25 > /dev/null 2>&1 & echo started' });
     expect(r.content).toBe('started\n[exit code 0]');
     await sleep(1800);
-    expect(fs.existsSync(path.join(work, 'late.txt'))).toBe(false);
-    expect(running('sleep 31.25')).toBe('');
+    expect(fs.existsSync(path.join(work, 'late.txt'))).toBe(true);
+    expect(running('sleep 31.25')).not.toBe('');
 
     const ac = new AbortController();
     const call = h.execute('bash', { command: 'sleep 32.5; echo done > marker' }, { signal: ac.signal });
@@ -180,6 +180,39 @@ describe.runIf(process.platform === 'linux')('the local hand in its sandbox', ()
     await sleep(300);
     expect(running('sleep 32.5')).toBe('');
     expect(fs.existsSync(path.join(work, 'marker'))).toBe(false);
+    // The background job lives on with the shell, and ends with the hand.
+    expect(running('sleep 31.25')).not.toBe('');
+    await h.dispose();
+    for (let i = 0; i < 20 && running('sleep 31.25') !== ''; i++) await sleep(50);
+    expect(running('sleep 31.25')).toBe('');
+  });
+
+  it('a disposed hand leaves nothing of its sandbox (the runtime\'s socat bridges outlived it under load)', async () => {
+    const work = tmpDir();
+    const h = hand({ workDir: work });
+    // One sandbox for the hand's one shell, whatever the number of calls.
+    for (let i = 0; i < 8; i++) expect(await bash(h, 'echo ran >> runs.log; sleep 0.3; echo ok')).toBe('ok\n[exit code 0]');
+    expect(running(`bwrap.*${work}`).split('\n').filter(Boolean).length).toBeLessThanOrEqual(2); // the outer bwrap and the namespace's init
+    await h.dispose();
+    for (let i = 0; i < 30 && running(work) !== ''; i++) await sleep(100);
+    expect(running(work)).toBe('');
+  });
+
+  it('a shell killed for ignoring an interrupt leaves nothing of its sandbox: bubblewrap\'s own session (its init, the proxy bridges) ends too', async () => {
+    const work = tmpDir();
+    const h = hand({ workDir: work });
+    const ac = new AbortController();
+    const call = h.execute('bash', { command: "trap '' INT; sleep 33.75" }, { signal: ac.signal });
+    for (let i = 0; i < 50 && running('sleep 33.75') === ''; i++) await sleep(50);
+    // The sandbox binds the work folder: every process of it names the folder in its arguments.
+    const before = running(`bwrap.*${work}`).split('\n').filter(Boolean);
+    expect(before.length).toBeGreaterThanOrEqual(2); // the outer bwrap and the namespace's init
+    ac.abort();
+    expect((await call).content).toMatch(/did not stop on SIGINT, so the shell was killed/);
+    // The inner bwrap (a session of its own) outlived the outer one before, with the runtime's
+    // socat bridges under it.
+    for (let i = 0; i < 60 && running(work) !== ''; i++) await sleep(100);
+    expect(running(work)).toBe('');
   });
 });
 

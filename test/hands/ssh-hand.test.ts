@@ -66,7 +66,7 @@ describe('the SSH hand kind', () => {
       expect(gr.isError).toBe(false);
       expect(gr.content).toBe('src/app.py:3:    return "hello, ssh"');
 
-      const b = await hand.execute('bash', { command: 'pwd; echo to-stderr >&2; ls src; exit 7' });
+      const b = await hand.execute('bash', { command: 'pwd; echo to-stderr >&2; ls src; (exit 7)' });
       expect(b.isError).toBe(false);
       expect(b.content).toContain(workDir);
       expect(b.content).toContain('to-stderr');
@@ -138,13 +138,13 @@ describe('the SSH hand kind', () => {
     expect(r.content).toMatch(/a\nTHE-END\n\[exit code 0\]$/);
     expect(r.details).toMatchObject({ exit_code: 0, truncated: true, output_chars: 20_000_009 });
     expect(r.fullOutput).toBeDefined();
-    expect(r.fullOutput!.length).toBe(20_000_009);
+    expect(r.fullOutput!.length).toBe(20_000_009 + '[exit code 0]'.length);
     expect(r.fullOutput!.startsWith('a'.repeat(1000))).toBe(true);
-    expect(r.fullOutput!.endsWith('a\nTHE-END\n')).toBe(true);
+    expect(r.fullOutput!.endsWith('a\nTHE-END\n[exit code 0]')).toBe(true);
     expect(r.fullOutput!.indexOf('\n')).toBe(20_000_000);
   });
 
-  it('abort kills the whole process group on the host within 500 ms', async () => {
+  it('abort stops the running command (and the rest of its line) on the host; the shell lives on', async () => {
     const shell = await connect(loopConfig());
     const hand = createShellHand(shell, { workDir: shell.workDir, label: 'ssh-test' });
     const marker = `marker-${randomBytes(4).toString('hex')}`;
@@ -160,7 +160,8 @@ describe('the SSH hand kind', () => {
     }
     const sleeper = procs.find((p) => p.args === 'sleep 30');
     expect(sleeper).toBeDefined();
-    const parent = procs.find((p) => p.args.startsWith('bash -c') && p.args.includes(marker));
+    // It runs in the hand's one shell, in the shell's process group.
+    const parent = procs.find((p) => p.args.startsWith('bash --norc'));
     expect(parent?.pgid).toBe(sleeper!.pgid);
 
     const t0 = performance.now();
@@ -169,15 +170,18 @@ describe('the SSH hand kind', () => {
     const ms = performance.now() - t0;
     expect(ms).toBeLessThan(500);
     expect(out.isError).toBe(true);
-    expect(out.content).toMatch(/interrupted after \d+ ms: the command's process group was killed/);
-    expect(out.details).toMatchObject({ exit_code: null, signal: 'TERM' });
+    expect(out.content).toMatch(/^\[interrupted: the call was aborted after [\d,]+ ms; the command was stopped with SIGINT \(exit code 130\); the shell and its state are kept\]$/);
+    expect(out.details).toMatchObject({ exit_code: 130, signal: 'INT' });
 
     await sleep(1_500);
     expect(remote(`test -e corral-work/${marker} && echo exists || echo absent`)).toBe('absent\n');
     const after = fresh();
     expect(after.filter((p) => p.args === 'sleep 30')).toEqual([]);
-    expect(after.filter((p) => p.pgid === sleeper!.pgid || p.args.includes(marker))).toEqual([]);
+    expect(after.filter((p) => p.args.includes(marker))).toEqual([]);
+    expect(after.filter((p) => p.pgid === sleeper!.pgid).map((p) => p.args)).toEqual([parent!.args]);
     expect(shell.lostReason).toBeUndefined();
+    await hand.dispose();
+    expect(fresh().filter((p) => p.pgid === sleeper!.pgid)).toEqual([]);
   });
 
   it('abort right after the start (channel asked for, group id not yet known) still kills the command', async () => {
@@ -254,7 +258,7 @@ describe('the SSH hand kind', () => {
     await expect(shell.writeFile('/tmp/x', Buffer.from('x'))).rejects.toBeInstanceOf(RemoteFileError);
     const viaHand = await hand.execute('bash', { command: 'echo x' });
     expect(viaHand.isError).toBe(true);
-    expect(viaHand.content).toMatch(/The hand ssh-test is gone: .*The next call will get a fresh one\./);
+    expect(viaHand.content).toMatch(/The hand ssh-test is gone: .*The next call will get a fresh one \(with a fresh shell/);
     await sleep(200);
     expect(lost).toHaveLength(1);
 

@@ -13,7 +13,7 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export function startServe(dataDir: string, env: Record<string, string>, children: ChildProcess[], args: string[] = []): Promise<{ child: ChildProcess; url: string; client: Anthropic }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir, ...args], {
     cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key', ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20', ...env },
+    env: { ...process.env, CORRAL_API_KEY: 'serve-key-0123456789-0123456789-0123', ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -23,7 +23,7 @@ export function startServe(dataDir: string, env: Record<string, string>, childre
       const m = /API at (http:\/\/\S+)\/v1/.exec(line);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: m[1]!, client: new Anthropic({ apiKey: 'serve-key', baseURL: m[1]!, maxRetries: 0 }) });
+        resolve({ child, url: m[1]!, client: new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: m[1]!, maxRetries: 0 }) });
       }
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
@@ -55,7 +55,7 @@ export function killWorker(child: ChildProcess): void {
 
 /** Makes an environment key (Corral's `POST /v1/environments/{id}/keys`). */
 export async function makeKey(url: string, environmentId: string): Promise<{ id: string; key: string }> {
-  const res = await fetch(`${url}/v1/environments/${environmentId}/keys`, { method: 'POST', headers: { 'x-api-key': 'serve-key', 'content-type': 'application/json' }, body: '{}' });
+  const res = await fetch(`${url}/v1/environments/${environmentId}/keys`, { method: 'POST', headers: { 'x-api-key': 'serve-key-0123456789-0123456789-0123', 'content-type': 'application/json' }, body: '{}' });
   if (!res.ok) throw new Error(`making a key: ${res.status} ${await res.text()}`);
   return (await res.json()) as { id: string; key: string };
 }

@@ -19,6 +19,8 @@ import { tmpDir } from '../helpers/tmp';
 
 const TOKEN = `mcp-bearer-${crypto.randomBytes(16).toString('hex')}`;
 const WRONG = `mcp-wrong-${crypto.randomBytes(16).toString('hex')}`;
+/** The API's default for an MCP toolset is always_ask; these sessions run their calls unasked. */
+const RUN = { permission_policy: { type: 'always_allow' as const } };
 
 let t: BrainTestHost;
 let server: RunningServer;
@@ -97,8 +99,8 @@ describe('MCP servers through the host', () => {
           { type: 'stdio', name: 'local', command: everythingStdioCommand() },
         ],
         tools: [
-          { type: 'mcp_toolset', mcp_server_name: 'remote' },
-          { type: 'mcp_toolset', mcp_server_name: 'local', configs: [{ name: 'get-sum', enabled: false }] },
+          { type: 'mcp_toolset', mcp_server_name: 'remote', default_config: RUN },
+          { type: 'mcp_toolset', mcp_server_name: 'local', default_config: RUN, configs: [{ name: 'get-sum', enabled: false }] },
         ],
       },
       [vaultId],
@@ -152,7 +154,7 @@ describe('MCP servers through the host', () => {
       offered.push(toolNames(req));
       return { blocks: [{ type: 'text', text: 'no tools' }] };
     };
-    const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote' }] }, [vaultId]);
+    const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote', default_config: RUN }] }, [vaultId]);
     plan = undefined;
     expect(remote.refused()).toBeGreaterThan(refusedBefore);
     const err = events.find((e) => e.type === 'session.error');
@@ -164,7 +166,7 @@ describe('MCP servers through the host', () => {
 
   it('a server that cannot start gives mcp_connection_failed_error', async () => {
     const { events } = await runSession(
-      { mcp_servers: [{ type: 'stdio', name: 'broken', command: ['/nonexistent/corral-mcp-server'] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'broken' }] },
+      { mcp_servers: [{ type: 'stdio', name: 'broken', command: ['/nonexistent/corral-mcp-server'] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'broken', default_config: RUN }] },
       [],
     );
     const err = events.find((e) => e.type === 'session.error');
@@ -206,7 +208,7 @@ describe('MCP servers through the host', () => {
       });
       let n = 0;
       plan = () => (n++ === 0 ? { blocks: [{ type: 'tool_use', name: 'mcp__remote__echo', input: { message: 'after refresh' } }] } : { blocks: [{ type: 'text', text: 'ok' }] });
-      const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote' }] }, [vault.id]);
+      const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote', default_config: RUN }] }, [vault.id]);
       plan = undefined;
       expect(grants).toHaveLength(1);
       expect(events.some((e) => e.type === 'session.error')).toBe(false);
@@ -244,7 +246,7 @@ describe('MCP servers through the host', () => {
       return { blocks: [{ type: 'text', text: 'ok' }] };
     };
     const fixture = path.join(import.meta.dirname, '..', 'fixtures', 'mcp-changing-server.mjs');
-    const { events } = await runSession({ mcp_servers: [{ type: 'stdio', name: 'chg', command: [process.execPath, fixture] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'chg' }] }, []);
+    const { events } = await runSession({ mcp_servers: [{ type: 'stdio', name: 'chg', command: [process.execPath, fixture] }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'chg', default_config: RUN }] }, []);
     plan = undefined;
     expect(offered[0]).toEqual(['mcp__chg__add-tool', 'mcp__chg__list-count']);
     expect(offered[1]).toContain('mcp__chg__extra');
@@ -270,7 +272,7 @@ describe('MCP servers through the host', () => {
       return { blocks: [{ type: 'text', text: 'ok' }] };
     };
     try {
-      const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote' }] }, [vaultId]);
+      const { events } = await runSession({ mcp_servers: [{ type: 'url', name: 'remote', url: remote.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'remote', default_config: RUN }] }, [vaultId]);
       const results = events.filter((e) => e.type === 'agent.mcp_tool_result').map((e) => [e.is_error, e.content[0].text]);
       expect(results).toEqual([
         [false, 'Echo: before'],

@@ -63,8 +63,20 @@ describe('the session index', () => {
     const main = idx.hands.handsAt(16).find((h) => h.name === 'main')!;
     expect(main).toMatchObject({ kind: 'local', provisionedMs: 40, calls: 1, replaced: 0 });
     expect(idx.hands.handsAt(12).find((h) => h.name === 'box')!.lastLoss).toMatch(/no image/);
+    expect(main.unsandboxed).toBeNull();
     expect(idx.transcriptAt(16, 6)).toEqual([0, 3, 15]);
     expect(idx.sameKind(6, 1)).toBe(10);
+  });
+
+  it('knows when a hand\'s commands run without a sandbox, from its hand.ready on', () => {
+    const idx = new SessionIndex();
+    idx.update([
+      ev('user.message', { content: [{ type: 'text', text: 'hi' }] }),
+      ev('hand.provisioning', { hand: 'main', kind: 'local' }),
+      ev('hand.ready', { hand: 'main', kind: 'local', duration_ms: 5, sandbox: { enabled: false, reason: 'the sandbox is turned off in the settings', on_purpose: true } }),
+    ]);
+    expect(idx.hands.handsAt(1).find((h) => h.name === 'main')!.unsandboxed).toBeNull();
+    expect(idx.hands.handsAt(2).find((h) => h.name === 'main')!.unsandboxed).toBe('the sandbox is turned off in the settings');
   });
 
   it('rows: a header per turn, filters, folded turns, and the row of any event', () => {

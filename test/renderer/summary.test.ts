@@ -43,6 +43,13 @@ describe('event summaries', () => {
     expect(summarise(ev('hand.resource_applied', { hand: 'main', url: 'file:///r', path: 'repo', pre_applied: true }))).toMatchObject({ text: 'Hand main: file:///r was already cloned into repo', note: 'made ahead, in the pool' });
   });
 
+  it('a local hand without a sandbox says so with an error badge; a sandboxed one does not', () => {
+    const off = summarise(ev('hand.ready', { hand: 'main', kind: 'local', description: 'this machine', sandbox: { enabled: false, reason: 'bwrap is not installed', on_purpose: false } }));
+    expect(off.badge).toEqual({ text: 'not sandboxed: bwrap is not installed', tone: 'error' });
+    expect(summarise(ev('hand.ready', { hand: 'main', kind: 'local', sandbox: { enabled: true, network: 'none' } })).badge).toBeUndefined();
+    expect(summarise(ev('hand.ready', { hand: 'pi', kind: 'ssh' })).badge).toBeUndefined();
+  });
+
   it('hand events name the hand', () => {
     expect(summarise(ev('hand.provisioning', { hand: 'main', kind: 'ssh' })).text).toBe('Hand main: provisioning (ssh)…');
     expect(summarise(ev('hand.ready', { hand: 'main', kind: 'local', description: 'this machine', duration_ms: 1500 })).text).toBe('Hand main ready in 1.5 s · local · this machine');

@@ -1,10 +1,12 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest, Reply } from '../fixtures/model-server';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
 import { handsEnv, withBackendTurn } from '../helpers/hands-env';
 import type { LoggedEvent } from '../../main/session/types';
+import { makeCa, makeLeafKey, mintServerCert } from '../../main/vault/x509';
 
 const HEADER_VALUE = `sk-live-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 const BODY_VALUE = `body-secret-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
@@ -22,9 +24,10 @@ interface Echo {
   server: http.Server;
 }
 
-async function echo(host: string): Promise<Echo> {
+/** An echo server; HTTPS with a certificate from the test's own upstream CA when `tls` is given. */
+async function echo(host: string, tls?: { key: string; cert: string }): Promise<Echo> {
   const seen: Seen[] = [];
-  const server = http.createServer((req, res) => {
+  const server = (tls ? https.createServer.bind(null, tls) : http.createServer)((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
@@ -33,23 +36,32 @@ async function echo(host: string): Promise<Echo> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return { url: `http://${host}:${(server.address() as AddressInfo).port}`, seen, server };
+  return { url: `${tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}`, seen, server };
 }
 
 let t: BrainTestHost;
 let allowed: Echo;
 let other: Echo;
+let allowedTls: Echo;
+let otherTls: Echo;
 let vaultId: string;
 let headerCred: string;
 let ssh: Record<string, string>;
 let docker: Record<string, string>;
+let podman: Record<string, string>;
 
 beforeAll(async () => {
   ssh = handsEnv('ssh');
   docker = handsEnv('docker');
+  podman = handsEnv('podman');
   allowed = await echo('127.0.0.1');
   other = await echo('127.0.0.2');
-  t = await startBrainHost(script, { hostOptions: { sandbox: false } });
+  // HTTPS upstreams with certificates of a CA only this test (and, by option, the host's egress proxy) trusts.
+  const upstreamCa = await makeCa('egress test upstream CA');
+  const leaf = await makeLeafKey();
+  allowedTls = await echo('127.0.0.1', { key: leaf.keyPem, cert: await mintServerCert(upstreamCa, leaf.spki, '127.0.0.1') });
+  otherTls = await echo('127.0.0.2', { key: leaf.keyPem, cert: await mintServerCert(upstreamCa, leaf.spki, '127.0.0.2') });
+  t = await startBrainHost(script, { hostOptions: { sandbox: false, vault: { egress: { upstreamCa: upstreamCa.certPem } } } });
   await t.host.started;
   const vault = t.host.vault.createVault({ display_name: 'apis' });
   vaultId = vault.id;
@@ -69,11 +81,16 @@ beforeAll(async () => {
       injection_location: { body: true, header: false },
     },
   });
+  // The egress proxy reaches loopback only where a credential names the address: this one opens
+  // 127.0.0.2 (the "other" servers) without its placeholder ever being in the requests there.
+  await t.host.vault.createCredential(vault.id, {
+    display_name: 'other',
+    auth: { type: 'environment_variable', secret_name: 'OTHER_TOKEN', secret_value: 'other-value', networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } },
+  });
 }, 180_000);
 afterAll(async () => {
   await t?.close();
-  allowed?.server.close();
-  other?.server.close();
+  for (const e of [allowed, other, allowedTls, otherTls]) e?.server.close();
 });
 
 function script(req: RecordedRequest): Reply {
@@ -94,6 +111,8 @@ const commandFor = (client: 'curl' | 'wget', who: string) => {
     'echo "FORM_SECRET=$FORM_SECRET"',
     send(allowed.url, `allowed-${who}`),
     send(other.url, `other-${who}`),
+    send(allowedTls.url, `allowed-tls-${who}`),
+    send(otherTls.url, `other-tls-${who}`),
     `if env | grep -qF ${word(HEADER_VALUE)} || env | grep -qF ${word(BODY_VALUE)}; then echo leak-env; else echo clean-env; fi`,
   ].join('\n');
 };
@@ -125,11 +144,21 @@ function expectSubstituted(events: LoggedEvent[], out: string, who: string): voi
   const o = other.seen.find((s) => s.path === `/other-${who}`)!;
   expect(o.authorization).toBe(`Bearer ${placeholder}`);
   expect(o.body).toMatch(/^k=corral_vault_placeholder_vcrd_/);
+  // The same over HTTPS: the hand trusts the host's CA (SSL_CERT_FILE and friends), the proxy
+  // terminates TLS for the allowed host and substitutes there, and no value goes elsewhere.
+  const at = allowedTls.seen.find((s) => s.path === `/allowed-tls-${who}`)!;
+  expect(at.authorization).toBe(`Bearer ${HEADER_VALUE}`);
+  expect(at.body).toBe(`k=${BODY_VALUE}`);
+  const ot = otherTls.seen.find((s) => s.path === `/other-tls-${who}`)!;
+  expect(ot.authorization).toBe(`Bearer ${placeholder}`);
+  expect(ot.body).toMatch(/^k=corral_vault_placeholder_vcrd_/);
+  expect(out.match(/ok 127\.0\.0\.1/g), out).toHaveLength(2);
   const log = JSON.stringify(events);
   expect(log).not.toContain(HEADER_VALUE);
   expect(log).not.toContain(BODY_VALUE);
   const used = events.filter((e) => e.type === 'vault.credential_used');
-  expect(used.map((e) => e.purpose)).toEqual(['egress', 'egress']);
+  expect(used.map((e) => e.purpose)).toEqual(['egress', 'egress', 'egress', 'egress']);
+  expect(used[2]!.target).toBe(`${String(used[2]!.target).split(' ')[0]} ${allowedTls.url}`);
   expect(used[0]).toMatchObject({ kind: 'environment_variable' });
   // The method as the client sent it (busybox wget says GET even with --post-data), then the origin.
   expect(used[0]!.target).toBe(`${String(used[0]!.target).split(' ')[0]} ${allowed.url}`);
@@ -148,6 +177,13 @@ describe('environment_variable credentials: placeholders on the hand, values add
     expectSubstituted(events, out, 'docker');
   }, 180_000);
 
+  it('container on a bridge network (Podman\'s): the proxy through a forwarder on the gateway address', async () => {
+    const { events, out } = await run({ type: 'docker', image: podman.CORRAL_TEST_PODMAN_IMAGE, docker_host: podman.CORRAL_TEST_PODMAN_HOST, network: 'bridge' }, 'wget', 'bridge');
+    expectSubstituted(events, out, 'bridge');
+    // The hand reached the proxy at its gateway, not at loopback (a bridge container's loopback is its own).
+    expect(out).not.toContain('wget: can\'t connect');
+  }, 180_000);
+
   it('local hand without the sandbox (curl)', async () => {
     const { events, out } = await run({ type: 'local', sandbox: false }, 'curl', 'local');
     expectSubstituted(events, out, 'local');
@@ -157,11 +193,12 @@ describe('environment_variable credentials: placeholders on the hand, values add
 describe('the egress proxy itself', () => {
   it('needs the session\'s capability (407), never forwards to the host\'s own servers (403), and tunnels CONNECT untouched', async () => {
     const { EgressProxy } = await import('../../main/vault/egress-proxy');
-    const proxy = new EgressProxy({ resolveAll: async () => [] });
+    // 127.0.0.2's echo server opened by name (loopback is refused otherwise).
+    const proxy = new EgressProxy({ resolveAll: async () => [] }, { allowLocal: [new URL(other.url).host] });
     await proxy.listening;
     try {
       proxy.protect(Number(new URL(allowed.url).port));
-      const url = new URL(proxy.proxyUrl('sesn_x', { host: '127.0.0.1', port: proxy.port! }));
+      const url = new URL(await proxy.proxyUrl('sesn_x', { host: '127.0.0.1', port: proxy.port! }));
       const auth = `Basic ${Buffer.from(`${url.username}:${url.password}`).toString('base64')}`;
       const ask = (headers: Record<string, string>, target: string) =>
         new Promise<number>((resolve, reject) => {

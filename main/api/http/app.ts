@@ -2,7 +2,11 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Host } from '../../host';
 import type { SlowReaderOptions } from '../reader-limits';
-import { keyMatches, presentedKey } from './auth';
+import { presentedKey } from './auth';
+import { guardCredential } from './auth-guard';
+import { corralAuthRoutes } from './routes/corral-auth';
+import { FailureThrottle } from './throttle';
+import { ServerAuth } from './ui-auth';
 import { ApiError, errorResponse, isClientGone, toApiError } from './errors';
 import { newRequestId } from './ids';
 import { requestLog } from './request-log';
@@ -10,6 +14,7 @@ import { agentRoutes } from './routes/agents';
 import { environmentRoutes } from './routes/environments';
 import { eventRoutes } from './routes/events';
 import { handCatalogRoutes, handRoutes } from './routes/hands';
+import { machineRoutes } from './routes/machines';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
@@ -23,7 +28,12 @@ import { acceptWorkerCredential } from './work-auth';
 
 /** Options of the HTTP app. */
 export interface ApiAppOptions extends SlowReaderOptions {
+  /** The API key at start; {@link auth} holds it from then on (it may rotate). */
   apiKey: string;
+  /** Where a rotated key is written (DATA/api-key). */
+  keyFile?: string;
+  /** The credentials' state; made from apiKey/keyFile when absent. */
+  auth?: ServerAuth;
   rendererDir: string;
   /** Largest request body accepted (bytes). */
   maxBodyBytes?: number;
@@ -40,6 +50,9 @@ export interface ApiAppOptions extends SlowReaderOptions {
 export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   const app = new Hono();
   const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
+  const auth = opts.auth ?? new ServerAuth({ key: opts.apiKey, keyFile: opts.keyFile });
+  // One throttle for every credential (key, link code, cookie): failures add up per address.
+  const throttle = new FailureThrottle();
 
   const logger = host.logger;
   app.onError((err, c) => {
@@ -77,9 +90,14 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   v1.use('*', async (c, next) => {
     const presented = presentedKey(c.req.raw.headers);
     // Machines that dial in hold narrower credentials: an environment key, or a work item's secret.
-    if (!keyMatches(presented, opts.apiKey) && !acceptWorkerCredential(c, host, presented)) {
-      return errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)'));
-    }
+    // Both kinds count as attempts for the per-address throttle.
+    const refused = guardCredential(
+      c,
+      throttle,
+      () => auth.keyMatches(presented) || acceptWorkerCredential(c, host, presented),
+      () => errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)')),
+    );
+    if (refused) return refused;
     await next();
   });
   v1.use(
@@ -100,11 +118,13 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   v1.route('/sessions', sessionExtraRoutes(host));
   v1.route('/sessions', sessionResourceRoutes(host));
   v1.route('/hands', handCatalogRoutes());
+  v1.route('/hands', machineRoutes(host));
   v1.route('/vaults', vaultRoutes(host));
+  v1.route('/corral', corralAuthRoutes(auth, opts.keyFile));
   v1.all('*', (c) =>
     errorResponse(c, new ApiError('not_found_error', `${c.req.method} ${c.req.path} is not available in Corral (not built yet, or not an API route)`)),
   );
   app.route('/v1', v1);
-  app.route('/', uiRoutes(host, { apiKey: opts.apiKey, rendererDir: opts.rendererDir, stallMs: opts.stallMs }));
+  app.route('/', uiRoutes(host, { auth, throttle, rendererDir: opts.rendererDir, stallMs: opts.stallMs }));
   return app;
 }

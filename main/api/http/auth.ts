@@ -22,7 +22,7 @@ export function loadOrCreateApiKey(dataDir: string, env: NodeJS.ProcessEnv = pro
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   fs.mkdirSync(dataDir, { recursive: true });
-  const key = `corral-${crypto.randomBytes(24).toString('base64url')}`;
+  const key = newApiKey();
   // wx: never overwrite a key another process just wrote.
   try {
     fs.writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
@@ -50,12 +50,16 @@ export function presentedKey(headers: { get(name: string): string | null | undef
   return m?.[1]?.trim();
 }
 
-/**
- * The UI's cookie value: derived from the key (so it survives restarts and dies with the key)
- * but not the key itself, so the browser never holds the API key.
- */
-export function uiCookieValue(key: string): string {
-  return crypto.createHmac('sha256', key).update('corral-ui-cookie-v1').digest('base64url');
+
+/** A fresh random API key (`corral-` and 43 random characters). */
+export function newApiKey(): string {
+  return `corral-${crypto.randomBytes(32).toString('base64url')}`;
 }
 
-export const UI_COOKIE = 'corral_ui';
+/** The shortest API key accepted: a guessable key is no key. */
+export const MIN_API_KEY_LENGTH = 32;
+
+/** Why a key is refused (too short), or undefined. */
+export function apiKeyProblem(key: string): string | undefined {
+  return key.length < MIN_API_KEY_LENGTH ? `is too short (${key.length} characters; at least ${MIN_API_KEY_LENGTH}, e.g. from: openssl rand -base64 32)` : undefined;
+}

@@ -14,6 +14,7 @@ export type ApiErrorType =
   | 'not_found_error'
   | 'conflict_error'
   | 'request_too_large'
+  | 'rate_limit_error'
   | 'api_error';
 
 const STATUS: Record<ApiErrorType, number> = {
@@ -23,6 +24,7 @@ const STATUS: Record<ApiErrorType, number> = {
   not_found_error: 404,
   conflict_error: 409,
   request_too_large: 413,
+  rate_limit_error: 429,
   api_error: 500,
 };
 

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import type { Host } from '../../host';
+import { hostHeaderValues } from './allowed-hosts';
 import { createApiApp, type ApiAppOptions } from './app';
 
 /** Options of the headless server. */
@@ -35,8 +36,12 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
  * Binds the address. Rejects with Node's listen error (`code` EADDRINUSE, EACCES,
  * EADDRNOTAVAIL, …) and then holds nothing.
  */
-export async function bindServer(opts: { hostname?: string; port: number }): Promise<BoundServer> {
+export async function bindServer(opts: { hostname?: string; port: number; allowedHosts?: readonly string[] }): Promise<BoundServer> {
   const hostname = opts.hostname ?? '127.0.0.1';
+  if (!LOOPBACK.has(hostname) && !opts.allowedHosts?.length) {
+    // Without the Host check any web page could reach the server through a rebound DNS name.
+    throw new Error(`listening on ${hostname} needs the host names clients use (allowedHosts)`);
+  }
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   let fetch: (req: Request, env: unknown) => Response | Promise<Response> = () => new Response('Corral is starting', { status: 503 });
   const server = createAdaptorServer({ fetch: (req, env) => fetch(req, env), hostname, websocket: { server: wss } });
@@ -50,7 +55,11 @@ export async function bindServer(opts: { hostname?: string; port: number }): Pro
   const port = (server.address() as AddressInfo).port;
   // Bound to loopback, only loopback names are accepted: a web page elsewhere cannot reach
   // the API through a DNS name that resolves to 127.0.0.1.
-  const allowedHosts = LOOPBACK.has(hostname) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : [];
+  // Beyond loopback, only the names given (serve --allowed-hosts).
+  const allowedHosts = [
+    ...(LOOPBACK.has(hostname) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : []),
+    ...hostHeaderValues(opts.allowedHosts ?? [], port),
+  ];
   return {
     url: `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`,
     port,

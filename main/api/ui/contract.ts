@@ -7,6 +7,8 @@ import { attachBody } from '../http/schemas/hands';
 import { sessionCreateBody, sessionForkBody } from '../http/schemas/sessions';
 import { credentialCreateBody, credentialUpdateBody, vaultCreateBody } from '../http/schemas/vaults';
 import type { UiCallName, UiStreamName } from './methods';
+import { machineSchemas, type MachineCallOutputs } from './machines-contract';
+export type { Discovery, DroppedFileResult, DroppedSshHost, ProbeResult } from './machines-contract';
 
 /**
  * The one contract for every renderer-facing call: name, zod input schema, output type.
@@ -264,12 +266,14 @@ export const uiSchemas = {
   deleteCredential: z.object({ vaultId: z.string().min(1).max(100), credentialId: z.string().min(1).max(100) }).strict(),
   /** A key for machines that dial in to a self_hosted environment: in the reply once, never again. */
   createWorkerKey: z.object({ environmentId: z.string().min(1).max(100), name: z.string().min(1).max(256).optional() }).strict(),
+  // ---- the hands panel: machines by drag and drop (machines-contract.ts) ----
+  ...machineSchemas,
 } satisfies Record<UiCallName | UiStreamName, z.ZodType>;
 
 export type UiInput<N extends UiCallName | UiStreamName> = z.input<(typeof uiSchemas)[N]>;
 
 /** Output of each call. */
-export interface UiCallOutputs {
+export interface UiCallOutputs extends MachineCallOutputs {
   listSessions: SessionSummary[];
   getSession: SessionSummary;
   getEvents: UiEvent[];

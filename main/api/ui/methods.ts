@@ -29,6 +29,14 @@ export const HOST_CALLS = [
   'archiveCredential',
   'deleteCredential',
   'createWorkerKey',
+  // The hands panel (machines-contract.ts).
+  'discoverMachines',
+  'readDroppedFile',
+  'testSshHost',
+  'trustHostKey',
+  'attachMachine',
+  'giveHand',
+  'handOverHand',
 ] as const;
 export const UI_CALLS = [...LOG_CALLS, ...HOST_CALLS] as const;
 export const UI_STREAMS = ['watchSessions', 'watchEvents', 'watchLiveText'] as const;

@@ -6,6 +6,7 @@ import { shq } from '../remote/shell-hand';
 import { RemoteFileError, type ExecOptions, type ExecResult, type RemoteShell } from '../remote/types';
 import { formatAddress, type ServerAddress } from './config';
 import { readDeviceFile, syncErrorToFileError, writeDeviceFile } from './files';
+import { adbStartShell } from './persistent';
 import { ALL_STATES, listDevices, type AdbDevice } from './server';
 
 /** How often the device list is polled, besides the server's push notifications. */
@@ -39,6 +40,11 @@ export class AdbShell implements RemoteShell {
     /** The work folder on the device, made at connect. */
     readonly workDir: string,
   ) {}
+
+  /** The hand's persistent bash (adb/persistent.ts): one shell stream kept open. */
+  get startShell() {
+    return adbStartShell(this);
+  }
 
   /** Where long commands are staged as script files: next to the work folder (/data/local/tmp by default). */
   private get scratchDir(): string {

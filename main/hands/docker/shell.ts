@@ -6,10 +6,12 @@
 import type Docker from 'dockerode';
 import type { ExecOptions, ExecResult, RemoteShell } from '../remote/types';
 import { describeConnectError } from './engine';
+import { GatewayForwards, gatewayOf } from './gateway-forward';
 import { startExec, type RawOutcome } from './exec';
 import { readFileVia, writeFileVia, type Collected } from './files';
 import type { Lifeline } from './lifeline';
 import { OomCount } from './oom';
+import { dockerStartShell } from './persistent';
 import { killCommand, PgidFilter, wrappedCommand } from './process-group';
 import { ContainerWatch } from './watch';
 
@@ -23,6 +25,7 @@ const CLOSE_TIMEOUT_MS = 10_000;
 export class DockerShell implements RemoteShell {
   private closing: Promise<void> | undefined;
   private readonly oom: OomCount;
+  private readonly forwards = new GatewayForwards();
 
   constructor(
     private readonly docker: Docker,
@@ -32,6 +35,11 @@ export class DockerShell implements RemoteShell {
     private readonly life: Lifeline,
   ) {
     this.oom = new OomCount(docker, container);
+  }
+
+  /** The hand's persistent bash (docker/persistent.ts): one exec kept attached. */
+  get startShell() {
+    return dockerStartShell(this.docker, this.container, this.life);
   }
 
   get lostReason(): string | undefined {
@@ -88,13 +96,15 @@ export class DockerShell implements RemoteShell {
   }
 
   /**
-   * A container on the host's network reaches this machine's loopback as its own. Other
-   * networks do not: `none` has only its own loopback, and on `bridge` the host's loopback
-   * services are not listening on the gateway address.
+   * A container on the host's network reaches this machine's loopback as its own; one on a
+   * bridge network through a forwarder on its gateway address (gateway-forward.ts); `none` has
+   * only its own loopback and cannot.
    */
   async reachHost(port: number): Promise<{ host: string; port: number } | undefined> {
     const info = await this.container.inspect().catch(() => undefined);
-    return info?.HostConfig?.NetworkMode === 'host' ? { host: '127.0.0.1', port } : undefined;
+    if (info?.HostConfig?.NetworkMode === 'host') return { host: '127.0.0.1', port };
+    const gateway = gatewayOf(info);
+    return gateway && this.life.lostReason === undefined ? this.forwards.reach(gateway, port) : undefined;
   }
 
   /** Removes the container (forced: it is killed if running). Never rejects; bounded in time. */
@@ -102,6 +112,7 @@ export class DockerShell implements RemoteShell {
     this.closing ??= (async () => {
       this.life.markClosed();
       this.watch.stop();
+      this.forwards.close();
       try {
         await this.container.remove({ force: true, v: true, abortSignal: AbortSignal.timeout(CLOSE_TIMEOUT_MS) });
       } catch {

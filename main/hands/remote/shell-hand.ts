@@ -7,6 +7,7 @@ import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, w
 import { errorOutcome, InputError, optNumber, optString, reqString } from '../tools/input';
 import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
+import { PersistentBash } from '../persistent-bash';
 import type { ExecuteOptions, Hand, ToolOutcome } from '../types';
 import { RemoteFileError, type RemoteShell } from './types';
 
@@ -20,12 +21,30 @@ export const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * read and written there, glob/grep search there. Paths are relative to the hand's work folder
  * unless absolute. A lost hand turns each call into an error result that says so.
  */
-export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string; env?: Record<string, string> }): Hand {
+export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string; env?: Record<string, string>; replacedLost?: string }): Hand {
   const { workDir, label } = opts;
   // What the environment config sets; nothing of the host's own environment is ever sent.
   const exports = Object.entries(opts.env ?? {}).filter(([k, v]) => envEntryProblem(k, v) === undefined).map(([k, v]) => `export ${k}=${shq(v)}; `).join('');
   const resolve = (p: string) => (path.isAbsolute(p) ? path.normalize(p) : path.join(workDir, p));
-  const lostOutcome = (reason: string): ToolOutcome => errorOutcome(`The hand ${label} is gone: ${reason}. The next call will get a fresh one.`, { lost: reason });
+  const lostOutcome = (reason: string): ToolOutcome =>
+    errorOutcome(`The hand ${label} is gone: ${reason}. The next call will get a fresh one (with a fresh shell: this one's working folder, variables and background jobs are gone).`, { lost: reason });
+  // One shell for the hand's life where the kind can keep one open (cd, export and background
+  // jobs survive between calls, as in the reference toolset's BashSession).
+  const persistent = shell.startShell
+    ? new PersistentBash({ startShell: shell.startShell, cwd: workDir, exports, replacedLost: opts.replacedLost })
+    : undefined;
+
+  async function persistentBash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
+    const r = await persistent!.run(input, o);
+    if (!r.details?.shell_ended) return r;
+    // The shell's stream ended: did the hand go with it? (Its stream may end a moment before
+    // the kind notices; one command on it settles the question.)
+    if (!shell.lostReason) await shell.exec('true').catch(() => undefined);
+    const lost = shell.lostReason;
+    if (!lost) return r;
+    const ending = `[the hand was lost: ${lost}]`;
+    return { ...r, content: r.content.replace(/\[[^\n]*\]$/, ending), fullOutput: r.fullOutput?.replace(/\[[^\n]*\]$/, ending), details: { ...r.details, lost } };
+  }
 
   async function bash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
     const command = reqString(input, 'command', 'bash');
@@ -162,7 +181,7 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     return { content: shown.join('\n') + more, isError: false, details: { matches: shown.length } };
   }
 
-  const tools: Record<string, (input: Record<string, unknown>, o: ExecuteOptions) => Promise<ToolOutcome>> = { bash, read, write, edit, glob, grep };
+  const tools: Record<string, (input: Record<string, unknown>, o: ExecuteOptions) => Promise<ToolOutcome>> = { bash: persistent ? persistentBash : bash, read, write, edit, glob, grep };
   return {
     tools: BUILTIN_TOOL_NAMES,
     async execute(name, input, o = {}) {
@@ -177,7 +196,11 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
         throw err;
       }
     },
-    dispose: () => shell.close(),
+    dispose: async () => {
+      // The shell's group is killed while the connection still carries the kill.
+      await persistent?.dispose();
+      await shell.close();
+    },
   };
 }
 

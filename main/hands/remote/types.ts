@@ -1,4 +1,5 @@
 import type { ToolDefinition } from '../tools/definitions';
+import type { VaultSshKey } from '../hand-env';
 /**
  * What a remote hand kind (SSH host, container, Android device) provides. The built-in tools
  * are implemented once on top of it (shell-hand.ts), so every kind answers them the same way.
@@ -62,6 +63,11 @@ export interface RemoteShell {
    * lives as long as the connection.
    */
   reachHost?(port: number): Promise<{ host: string; port: number } | undefined>;
+  /**
+   * Starts the hand's persistent shell (shell-session.ts) on a stream kept open (see
+   * remote/persistent-shell.ts); without it, each bash call is a command of its own.
+   */
+  startShell?: import('../shell-session').StartShell;
   /** Closes the connection (and whatever it started). */
   close(): Promise<void>;
 }
@@ -76,7 +82,7 @@ export interface KindTool<S extends RemoteShell = RemoteShell> {
 export interface RemoteHandKind<Config> {
   readonly kind: string;
   /** Connects (provisions: starts a container, opens an SSH connection, claims a device). */
-  connect(config: Config, ctx: { signal?: AbortSignal; label: string }): Promise<RemoteShell>;
+  connect(config: Config, ctx: { signal?: AbortSignal; label: string; vaultKeys?: (host: string) => Promise<VaultSshKey[]> }): Promise<RemoteShell>;
   /** The work folder on the hand when the config names none. */
   defaultWorkDir(config: Config): string;
   /** One line for people and for the model's tool descriptions, e.g. `ssh corral@127.0.0.2:2222`. */

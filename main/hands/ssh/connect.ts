@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import localPath from 'node:path';
 import path from 'node:path/posix';
 import * as ssh2 from 'ssh2';
-import type { Client as ClientType } from 'ssh2';
+import type { AnyAuthMethod, Client as ClientType } from 'ssh2';
 import { shq } from '../remote/shell-hand';
 import { resolveTarget, type ResolveOptions, type SshConfig, type SshTarget } from './config';
 import { connectErrorFrom, SshConnectError } from './errors';
-import { loadCredentials } from './keys';
+import { loadCredentials, type VaultSshKey } from './keys';
 import { checkHostKey, hostKeyAlgorithmsFor, knownHostsName, lookupKnownHosts, type HostKeyVerdict } from './known-hosts';
 import { SshShell } from './shell';
 
@@ -38,6 +38,8 @@ export interface SshConnectOptions extends ResolveOptions {
    * is refused as a mismatch. The user's files are never written.
    */
   trustStore?: string;
+  /** The session's SSH keys from the vault for the resolved host name (offered first). */
+  vaultKeys?: (host: string) => Promise<VaultSshKey[]>;
 }
 
 /** Where a config's work folder is, once the remote home is known. */
@@ -52,11 +54,14 @@ export function workDirFor(config: Pick<SshConfig, 'working_dir'>, home: string)
 export async function connectSsh(config: SshConfig, opts: SshConnectOptions = {}): Promise<SshShell> {
   if (opts.signal?.aborted) throw new SshConnectError('ABORTED', 'The connection was cancelled.');
   const target = await resolveTarget(config, opts);
-  const creds = loadCredentials(target.identityFiles, target.user, { passphrase: opts.passphrase, agent: opts.agent });
+  const vaultKeys = (await opts.vaultKeys?.(target.host)) ?? [];
+  const creds = loadCredentials(target.identityFiles, target.user, { passphrase: opts.passphrase, agent: opts.agent, vaultKeys });
   const label = `${target.user}@${target.host}:${target.port}`;
   const readyTimeout = opts.readyTimeoutMs ?? READY_TIMEOUT_MS;
 
   const client = await handshake(target, label, creds, readyTimeout, opts);
+  // The ledger: a login with a vault key names the credential and the target, never the key.
+  if (client.accepted) creds.vaultKeys?.get(client.accepted)?.used(`ssh ${label}`);
   if (opts.trustStore && !client.verdict.info.known) {
     try {
       recordHostKey(opts.trustStore, client.verdict.info.knownHostsLine);
@@ -84,7 +89,7 @@ async function handshake(
   creds: ReturnType<typeof loadCredentials>,
   readyTimeout: number,
   opts: SshConnectOptions,
-): Promise<{ client: ClientType; verdict: HostKeyVerdict }> {
+): Promise<{ client: ClientType; verdict: HostKeyVerdict; accepted?: AnyAuthMethod }> {
   const name = knownHostsName(target.hostKeyName, target.port);
   const entries = lookupKnownHosts(opts.trustStore ? [...target.knownHostsFiles, opts.trustStore] : target.knownHostsFiles, name);
   // When the host is known, ask for the key types on record, so a host that has several keys
@@ -92,6 +97,9 @@ async function handshake(
   const knownAlgos = [...new Set(entries.filter((e) => !e.revoked).flatMap((e) => hostKeyAlgorithmsFor(e.type)))];
   const client = new Client();
   let verdict: HostKeyVerdict | undefined;
+  // The methods in order, as ssh2's array form does; the last one handed out is the one accepted.
+  const pending = [...creds.methods];
+  let tried: AnyAuthMethod | undefined;
 
   return new Promise((resolve, reject) => {
     let done = false;
@@ -115,7 +123,7 @@ async function handshake(
       opts.signal?.removeEventListener('abort', onAbort);
       client.removeAllListeners('error');
       client.removeAllListeners('close');
-      resolve({ client, verdict: verdict! });
+      resolve({ client, verdict: verdict!, accepted: tried });
     });
     client.on('error', (err: Error & { level?: string; code?: unknown }) => {
       if (verdict && !verdict.ok) return fail(new SshConnectError('HOST_KEY_MISMATCH', verdict.reason));
@@ -135,7 +143,10 @@ async function handshake(
         host: target.host,
         port: target.port,
         username: target.user,
-        authHandler: creds.methods,
+        authHandler: (_left, _partial, next) => {
+          tried = pending.shift();
+          next(tried ?? (false as never)); // false: nothing left (ssh2 then reports the failure)
+        },
         readyTimeout,
         keepaliveInterval: opts.keepaliveIntervalMs ?? KEEPALIVE_INTERVAL_MS,
         keepaliveCountMax: opts.keepaliveCountMax ?? KEEPALIVE_COUNT_MAX,

@@ -8,6 +8,9 @@ import * as ssh2 from 'ssh2';
 import type { AnyAuthMethod, ParsedKey } from 'ssh2';
 import { SshConnectError } from './errors';
 import { fingerprintOf } from './known-hosts';
+import type { VaultSshKey } from '../hand-env';
+
+export type { VaultSshKey };
 
 // ssh2 is CommonJS; Node's ESM loader exposes only some of its names (not `utils`).
 const utils: typeof ssh2.utils = ssh2.utils ?? (ssh2 as unknown as { default: typeof ssh2 }).default.utils;
@@ -15,6 +18,8 @@ const utils: typeof ssh2.utils = ssh2.utils ?? (ssh2 as unknown as { default: ty
 export interface Credentials {
   /** For ssh2's `authHandler`: each key in order, then the agent. */
   methods: AnyAuthMethod[];
+  /** The vault key behind a method, by position in `methods`. */
+  vaultKeys?: Map<AnyAuthMethod, VaultSshKey>;
   /** What is offered, for error messages: path and fingerprint, never the key. */
   offered: string[];
   /** Keys that could not be used, and why. */
@@ -24,11 +29,25 @@ export interface Credentials {
 export function loadCredentials(
   identityFiles: readonly { path: string; explicit: boolean }[],
   username: string,
-  opts: { passphrase?: string; agent?: string | false } = {},
+  opts: { passphrase?: string; agent?: string | false; vaultKeys?: readonly VaultSshKey[] } = {},
 ): Credentials {
   const methods: AnyAuthMethod[] = [];
   const offered: string[] = [];
   const skipped: string[] = [];
+  const vaultKeys = new Map<AnyAuthMethod, VaultSshKey>();
+  for (const v of opts.vaultKeys ?? []) {
+    const parsed = utils.parseKey(v.privateKey, v.passphrase);
+    const key = parsed instanceof Error ? undefined : Array.isArray(parsed) ? (parsed[0] as ParsedKey) : parsed;
+    // The vault checked the key when it was stored; one it cannot use now is skipped, never shown.
+    if (!key?.isPrivateKey()) {
+      skipped.push(`the vault's key ${v.name} (${parsed instanceof Error ? parsed.message : 'not a private key'})`);
+      continue;
+    }
+    const method: AnyAuthMethod = { type: 'publickey', username, key };
+    methods.push(method);
+    vaultKeys.set(method, v);
+    offered.push(`the vault's key ${v.name} (${key.type} ${fingerprintOf(key.getPublicSSH())})`);
+  }
   const agent = opts.agent === false ? undefined : (opts.agent ?? process.env.SSH_AUTH_SOCK);
   const agentUsable = Boolean(agent && (agent === 'pageant' || fs.existsSync(agent)));
   let encryptedExplicit: string | undefined;
@@ -82,5 +101,5 @@ export function loadCredentials(
       `No usable private key for ${username}: none of ${identityFiles.map((f) => f.path).join(', ') || '(no key files)'} could be used and no ssh-agent runs${why}. Name a key with identity_file.`,
     );
   }
-  return { methods, offered, skipped };
+  return { methods, offered, skipped, vaultKeys };
 }

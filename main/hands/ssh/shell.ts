@@ -7,6 +7,7 @@ import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { RemoteFileError, type ExecOptions, type ExecResult, type RemoteShell } from '../remote/types';
 import { killCommand, PgidSniffer, wrapCommand, type HostTools } from './exec-wrapper';
 import type { HostKeyInfo } from './known-hosts';
+import { sshStartShell } from './persistent';
 import { reverseForward } from './reverse-forward';
 import { ChannelSlots } from './slots';
 import { readRemoteFile, writeRemoteFile } from './sftp-files';
@@ -56,6 +57,18 @@ export class SshShell implements RemoteShell {
     client.on('end', () => this.markLost(`${this.label} closed the connection (the host or its sshd went away)`));
     client.on('close', () => this.markLost(`the connection to ${this.label} closed`));
   }
+
+  /** The hand's persistent bash (ssh/persistent.ts): one channel kept open. */
+  readonly startShell = sshStartShell({
+    acquire: () => this.slots.acquire(),
+    open: (command, cb) => this.openChannel(command, () => false, cb),
+    runPlain: (command) => this.execPlain(command, 3_000),
+    watchLost: (fn) => {
+      this.inflight.add(fn);
+      return () => this.inflight.delete(fn);
+    },
+    lostReason: () => this.lost,
+  });
 
   /** The host key for the log: its fingerprint, and whether it was known or first seen now. */
   get facts(): Record<string, unknown> {

@@ -8,6 +8,7 @@ import { AuthRequired } from './AuthRequired';
 import { AgentsPage } from './catalog/AgentsPage';
 import { EnvironmentsPage } from './catalog/EnvironmentsPage';
 import { VaultsPage } from './vault/VaultsPage';
+import { HandsPage } from './hands/HandsPage';
 import { ConnectionBanner } from './ConnectionBanner';
 import { NewSession } from './NewSession';
 import { SessionList } from './SessionList';
@@ -48,6 +49,8 @@ export function App({ transport }: { transport: Transport }) {
             <EnvironmentsPage api={api} />
           ) : view === 'vaults' ? (
             <VaultsPage api={api} />
+          ) : view === 'hands' ? (
+            <HandsPage api={api} />
           ) : creating ? (
             <NewSession api={api} onCreated={(id) => select(id)} onCancel={() => setCreating(false)} />
           ) : selected ? (

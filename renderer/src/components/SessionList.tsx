@@ -18,6 +18,7 @@ const VIEWS: { id: UrlState['view']; label: string }[] = [
   { id: 'agents', label: 'Agents' },
   { id: 'environments', label: 'Environments' },
   { id: 'vaults', label: 'Vaults' },
+  { id: 'hands', label: 'Hands' },
 ];
 
 /** The sidebar: the page switch, and the sessions (newest first, live, filterable). */

@@ -13,7 +13,7 @@ export interface Lane {
   at: number[];
   state: LaneState[];
   /** Each provisioning: where it started, where it ended (ready or lost) and how long it took. */
-  provisions: { start: number; end: number | null; ms: number | null; ok: boolean | null }[];
+  provisions: { start: number; end: number | null; ms: number | null; ok: boolean | null; unsandboxed?: string | null }[];
   losses: { index: number; reason: string }[];
   /** Indexes of the tool calls run on it. */
   calls: number[];
@@ -33,6 +33,15 @@ export interface HandAt {
   replaced: number;
   calls: number;
   lastLoss: string | null;
+  /** Why its commands run without a sandbox (a local hand that said so when ready); null: sandboxed or not local. */
+  unsandboxed: string | null;
+}
+
+/** The reason in a hand.ready's `sandbox` fact when commands run unsandboxed. */
+export function unsandboxedReason(e: UiEvent): string | null {
+  const s = e.sandbox as { enabled?: unknown; reason?: unknown } | undefined;
+  if (!s || typeof s !== 'object' || s.enabled !== false) return null;
+  return typeof s.reason === 'string' && s.reason ? s.reason : 'no reason given';
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
@@ -80,7 +89,7 @@ export class HandLanes {
         const lane = this.lane(hand ?? 'main', i);
         lane.kind = str(e.kind) ?? lane.kind;
         const p = lane.provisions[lane.provisions.length - 1];
-        if (p && p.end === null) Object.assign(p, { end: i, ms: typeof e.duration_ms === 'number' ? e.duration_ms : null, ok: true });
+        if (p && p.end === null) Object.assign(p, { end: i, ms: typeof e.duration_ms === 'number' ? e.duration_ms : null, ok: true, unsandboxed: unsandboxedReason(e) });
         return this.setBase(lane, 'ready', i);
       }
       case 'hand.lost': {
@@ -158,6 +167,7 @@ export class HandLanes {
         replaced: Math.max(0, provisions.length - 1),
         calls: lastAtOrBefore(lane.calls, i) + 1,
         lastLoss: lossBefore.length ? lossBefore[lossBefore.length - 1]!.reason : null,
+        unsandboxed: done.length ? (done[done.length - 1]!.unsandboxed ?? null) : null,
       });
     }
     return out;

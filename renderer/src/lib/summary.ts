@@ -1,4 +1,5 @@
 import type { UiEvent } from '../../../main/api/ui/contract';
+import { unsandboxedReason } from './hand-lanes';
 import { duration, str, textOf, toolCall } from './tool-call';
 
 const MAX = 300;
@@ -32,6 +33,8 @@ const DESCRIBERS: Record<string, Describe> = {
   'hand.ready': (e) => ({
     text: [`${hand(e)} ready${num(e.duration_ms) === undefined ? '' : ` in ${duration(num(e.duration_ms)!)}`}`, str(e.kind), str(e.description)].filter(Boolean).join(' · '),
     note: firstSeenKey(e.host_key),
+    // A local hand whose commands reach this machine unconfined says so in strong colour.
+    ...(unsandboxedReason(e) !== null ? { badge: { text: `not sandboxed: ${unsandboxedReason(e)}`, tone: 'error' as const } } : {}),
   }),
   'hand.provisioning_progress': provisioningProgress,
   'hand.taken_from_pool': (e) => ({

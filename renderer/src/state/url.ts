@@ -7,7 +7,7 @@ export interface UrlState {
   session: string | null;
   at: number | null;
   slice: { from: number; to: number } | null;
-  view: 'sessions' | 'agents' | 'environments' | 'vaults';
+  view: 'sessions' | 'agents' | 'environments' | 'vaults' | 'hands';
 }
 
 const int = (v: string | null) => (v !== null && /^\d+$/.test(v) ? Number(v) : null);
@@ -20,7 +20,7 @@ export function readUrl(loc: Location = window.location): UrlState {
     session: q.get('session') || null,
     at: int(q.get('at')),
     slice: m ? { from: Math.min(Number(m[1]), Number(m[2])), to: Math.max(Number(m[1]), Number(m[2])) } : null,
-    view: view === 'agents' || view === 'environments' || view === 'vaults' ? view : 'sessions',
+    view: view === 'agents' || view === 'environments' || view === 'vaults' || view === 'hands' ? view : 'sessions',
   };
 }
 

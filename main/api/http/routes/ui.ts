@@ -3,17 +3,22 @@ import path from 'node:path';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Host } from '../../../host';
 import { openUiChannel } from '../../ui/channel';
 import { uiServiceFor } from '../../ui/service';
 import type { SlowReaderOptions } from '../../reader-limits';
-import { keyMatches, UI_COOKIE, uiCookieValue } from '../auth';
+import { guardCredential } from '../auth-guard';
+import type { FailureThrottle } from '../throttle';
+import type { ServerAuth } from '../ui-auth';
+import { cookieOf, sameOrigin, sessionCookie } from '../ui-cookie';
 import { CLOSE_TOO_SLOW, socketFlow, type SendBuffer } from '../ws-flow';
 
 /** Options of the UI routes. */
 export interface UiRouteOptions extends SlowReaderOptions {
-  apiKey: string;
+  auth: ServerAuth;
+  /** Counts wrong link codes per address (shared with the API key's). */
+  throttle: FailureThrottle;
   /** The built renderer (out/renderer); the UI answers 503 with a hint when it is missing. */
   rendererDir: string;
 }
@@ -21,28 +26,42 @@ export interface UiRouteOptions extends SlowReaderOptions {
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
- * The UI in a browser: `/?token=KEY` trades the key for an HttpOnly cookie and redirects to a
- * clean URL (the key never stays in the address bar); `/ui/ws` is the renderer's API over a
- * WebSocket, authorised by that cookie; everything else is the built renderer.
+ * The UI in a browser: `/?code=CODE` (a one-time code from the link `serve` printed or minted)
+ * is traded for a random session cookie (HttpOnly, SameSite=Strict, `__Host-` where the browser
+ * takes it) and the page is sent to a clean URL; `/ui/ws` is the renderer's API over a
+ * WebSocket, authorised by that cookie and a same-origin `Origin`; `POST /ui/logout` ends the
+ * session; everything else is the built renderer.
  */
 export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
   const app = new Hono();
-  const cookie = uiCookieValue(opts.apiKey);
+  const { auth } = opts;
   const ui = uiServiceFor(host);
+  // Open sockets and their session tokens: a revoked session (logout, key rotation) closes its sockets.
+  const open = new Map<{ close(code: number, reason: string): void }, string>();
+  auth.onRevoke(() => {
+    for (const [ws, token] of open) {
+      if (!auth.sessionValid(token)) {
+        open.delete(ws);
+        ws.close(4401, 'session ended: open a new link');
+      }
+    }
+  });
 
   app.get(
     '/ui/ws',
     upgradeWebSocket((c) => {
-      const authorised = getCookie(c, UI_COOKIE) === cookie;
-      const origin = c.req.header('origin');
-      // `Origin: null` (a sandboxed frame, a file:// page) is no URL: cross-origin, refused.
-      const sameOrigin = !origin || (URL.canParse(origin) && new URL(origin).host === c.req.header('host'));
+      const token = cookieOf(c);
+      const authorised = auth.sessionValid(token);
+      // A browser always sends Origin on a WebSocket; a request without one is no page of ours
+      // (a replayed cookie from a script), and `Origin: null` is no URL: both refused.
+      const fromUs = sameOrigin(c.req.header('origin'), c.req.header('host'));
       let channel: ReturnType<typeof openUiChannel> | undefined;
       let flow: ReturnType<typeof socketFlow> | undefined;
       return {
         onOpen(_evt, ws) {
-          if (!sameOrigin) return ws.close(4403, 'cross-origin connection refused');
-          if (!authorised) return ws.close(4401, 'not authorised: open the link corral serve printed');
+          if (!fromUs) return ws.close(4403, 'cross-origin connection refused (a same-origin Origin header is required)');
+          if (!authorised || !token) return ws.close(4401, 'not authorised: open a link from corral serve (`npm run serve -- link` prints a new one)');
+          open.set(ws, token);
           const socket = ws.raw as (SendBuffer & { terminate(): void }) | undefined;
           if (!socket) return ws.close(1011, 'no socket');
           flow = socketFlow(socket, {
@@ -70,7 +89,8 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
         onMessage(evt) {
           if (typeof evt.data === 'string') channel?.onMessage(evt.data);
         },
-        onClose() {
+        onClose(_evt, ws) {
+          open.delete(ws);
           flow?.close();
           channel?.close();
         },
@@ -86,15 +106,32 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
   });
 
   app.get('/', async (c, next) => {
-    const token = c.req.query('token');
-    if (token === undefined) return next();
-    const url = new URL(c.req.url);
-    url.searchParams.delete('token');
-    if (!keyMatches(token, opts.apiKey)) {
-      return c.text('That link has a wrong or old key. Open the link `corral serve` printed last.', 401);
+    const code = c.req.query('code');
+    if (c.req.query('token') !== undefined) {
+      return c.text('Links no longer carry the API key. Open the link `corral serve` printed, or get a new one with `npm run serve -- link`.', 401);
     }
-    setCookie(c, UI_COOKIE, cookie, { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: 60 * 60 * 24 * 365 });
+    if (code === undefined) return next();
+    const url = new URL(c.req.url);
+    url.searchParams.delete('code');
+    let session: ReturnType<ServerAuth['redeem']>;
+    const refused = guardCredential(
+      c,
+      opts.throttle,
+      () => (session = auth.redeem(code)) !== undefined,
+      () => c.text('That link was used already, has expired or is wrong. Get a new one with `npm run serve -- link`.', 401),
+    );
+    if (refused) return refused;
+    const cookie = sessionCookie(c);
+    setCookie(c, cookie.name, session!.token, { ...cookie.options, maxAge: session!.maxAgeSeconds });
     return c.redirect(`${url.pathname}${url.search}`, 303);
+  });
+
+  app.post('/ui/logout', (c) => {
+    const token = cookieOf(c);
+    if (token) auth.revoke(token);
+    const cookie = sessionCookie(c);
+    deleteCookie(c, cookie.name, cookie.options);
+    return c.body(null, 204);
   });
 
   // Made on first use: serveStatic complains at construction when the folder is missing.

@@ -28,8 +28,8 @@ const defaultConfig = z.object({ enabled: z.boolean().nullish(), permission_poli
 export const agentToolsetParam = z
   .object({ type: z.literal('agent_toolset_20260401'), configs: z.array(toolConfig).optional(), default_config: defaultConfig.nullish() })
   .strict();
-// MCP calls run without a permission check yet: always_ask on them would be a promise not kept.
-const mcpPolicy = notYet(permissionPolicy.nullish(), "permission_policy 'always_ask' on an mcp_toolset", 'MCP calls are not held for confirmation; use always_allow', (p) => p?.type === 'always_allow');
+// MCP calls are held for confirmation under always_ask (brain/permissions.ts), the API's default.
+const mcpPolicy = permissionPolicy.nullish();
 export const mcpToolsetParam = z
   .object({
     type: z.literal('mcp_toolset'),

@@ -13,6 +13,7 @@ export function checkMcp<D extends { mcp_servers?: unknown; tools?: unknown }>(d
 }
 
 const ALLOW = { type: 'always_allow' } as const;
+const ASK = { type: 'always_ask' } as const;
 
 /** `'claude-x'` or a config object → the API's model config (`effort` as `{type}`). */
 export function normalizeModel(model: z.infer<typeof modelParam>): Record<string, unknown> {
@@ -30,7 +31,8 @@ export function normalizeTools(tools: z.infer<typeof toolParam>[]): Record<strin
     if (tool.type === 'custom') return { ...tool };
     const def = {
       enabled: tool.default_config?.enabled ?? true,
-      permission_policy: tool.default_config?.permission_policy ?? ALLOW,
+      // The API's defaults: the agent toolset runs unasked, an MCP server's tools ask first.
+      permission_policy: tool.default_config?.permission_policy ?? (tool.type === 'mcp_toolset' ? ASK : ALLOW),
     };
     const configs = (tool.configs ?? []).map((c) => ({
       ...c,

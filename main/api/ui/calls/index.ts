@@ -7,6 +7,7 @@ import { readFullOutput } from './full-output';
 import { modelRequestAt } from './model-request';
 import { handsOf, sessionCalls } from './sessions';
 import { vaultCalls } from './vaults';
+import { machineCalls } from './machines';
 import { workerKeyCalls } from './worker-keys';
 
 /**
@@ -20,6 +21,7 @@ export function hostCalls(host: Host): HostCalls & { handsOf(sessionId: string):
     ...sessionCalls(host),
     ...forkCalls(host),
     ...vaultCalls(host),
+    ...machineCalls(host),
     ...workerKeyCalls(host),
     getModelRequest: ({ sessionId, atSeq }) => modelRequestAt(host, sessionId, atSeq),
     readFullOutput: ({ sessionId, seq, offset, length }) => readFullOutput(host.log, host.dataDir, sessionId, seq, offset, length),

@@ -29,7 +29,7 @@ const vaultOf = (v: VaultInfo, credentials: CredentialInfo[]): UiVault => ({
 });
 
 /** The vault's refusals as the window's error kinds (messages never quote a value). */
-async function vaultCall<T>(fn: () => T | Promise<T>): Promise<T> {
+export async function vaultCall<T>(fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {

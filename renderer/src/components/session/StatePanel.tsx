@@ -60,6 +60,11 @@ export function StatePanel({ events, index }: { events: readonly UiEvent[]; inde
               <td>
                 <span className={`swatch hand-${k % 6}`} aria-hidden="true" /> {h.name}
                 {h.kind && <span className="muted"> {h.kind}</span>}
+                {h.unsandboxed !== null && (
+                  <div className="badge badge-error" data-testid="hand-unsandboxed" title="Commands on this hand run on this machine without the sandbox: they can read what you can read.">
+                    not sandboxed: {h.unsandboxed}
+                  </div>
+                )}
               </td>
               <td className={`lane-${h.state}`}>
                 {STATE_WORDS[h.state]}

@@ -1,0 +1,54 @@
+/**
+ * A repository already on the hand from an earlier provisioning of the same session (the hand
+ * was lost, or the host restarted, and the work folder stayed), told apart by its `origin`
+ * holding this session's git-proxy route (capabilities are stable, proxy-caps.ts): it is kept as it is — never
+ * cloned over, which would throw away the agent's uncommitted work — and only its `origin` is
+ * pointed at the git proxy as the hand reaches it now (an SSH hand's forwarded port changes
+ * with each connection).
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { hostGitEnv } from '../child-env';
+import { shq } from './remote/shell-hand';
+import type { ResourceTarget } from './resources';
+
+const run = promisify(execFile);
+/** The host's git with the same allowlisted environment as its clones (resources.ts). */
+const git = (file: string, args: string[], opts: { signal?: AbortSignal }) => run(file, args, { ...opts, env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0' } });
+
+/** What was found: nothing (clone as usual), or a kept clone and where its origin points now. */
+export type Kept = { kept: false } | { kept: true; remote?: string; note?: string };
+
+export async function keepExistingClone(
+  dest: string,
+  target: ResourceTarget,
+  route: { port: number; path: string } | undefined,
+  signal?: AbortSignal,
+): Promise<Kept> {
+  // Only a clone made through the proxy for this session can be recognised as its own.
+  if (!route) return { kept: false };
+  if (!target.shell) {
+    const dir = path.resolve(target.workDir, dest);
+    const config = await fs.promises.readFile(path.join(dir, '.git', 'config'), 'utf8').catch(() => '');
+    if (!config.includes(route.path)) return { kept: false };
+    const url = `http://127.0.0.1:${route.port}${route.path}`;
+    try {
+      await git('git', ['-C', dir, 'remote', 'set-url', 'origin', url], { signal });
+      await git('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal });
+      return { kept: true, remote: url };
+    } catch (err) {
+      return { kept: true, note: `origin could not be re-pointed: ${(err as Error).message.slice(0, 300)}` };
+    }
+  }
+  const shell = target.shell;
+  const probe = await shell.exec(`grep -qF -- ${shq(route.path)} ${shq(dest)}/.git/config`, { cwd: target.workDir, signal });
+  if (probe.exitCode !== 0) return { kept: false };
+  const reach = await shell.reachHost?.(route.port).catch(() => undefined);
+  if (!reach) return { kept: true, note: 'the hand cannot reach the git proxy now' };
+  const url = `http://${reach.host}:${reach.port}${route.path}`;
+  const d = shq(dest);
+  const set = await shell.exec(`git -C ${d} remote set-url origin ${shq(url)} && git -C ${d} config remote.origin.proxy ''`, { cwd: target.workDir, signal });
+  return set.exitCode === 0 ? { kept: true, remote: url } : { kept: true, note: 'origin could not be re-pointed (no git on the hand?)' };
+}
