@@ -370,10 +370,7 @@ export class HandRegistry {
         });
       }
       // The session's own resources (repositories) go onto its main hand as it is made.
-      if (spec.name === MAIN_HAND) {
-        const target = this.keepTarget(live, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git, onProgress: progress, preApplied: pooled?.preApplied });
-        await applyResources(log, sessionId, spec.name, target, signal);
-      }
+      if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, this.keepTarget(live, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git, onProgress: progress, preApplied: pooled?.preApplied }), signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts, ...(pooled ? { from_pool: true } : {}) });
       return got;
     } catch (err) {
