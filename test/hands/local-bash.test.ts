@@ -233,14 +233,15 @@ describe('bash', () => {
 
   it('keeps a background job running between calls, and ends it with the hand', async () => {
     const t0 = performance.now();
-    const r = await hand.execute('bash', { command: 'sleep 31.25 & echo started' });
+    // A duration no other test file uses: sandbox.test.ts runs its own sleeps at the same time.
+    const r = await hand.execute('bash', { command: 'sleep 31.37 & echo started' });
     expect(performance.now() - t0).toBeLessThan(3000);
     expect(r.content).toBe('started\n[exit code 0]');
-    expect((await hand.execute('bash', { command: 'jobs' })).content).toMatch(/Running\s+sleep 31\.25 &/);
-    expect(running('sleep 31.25')).toBe(true);
+    expect((await hand.execute('bash', { command: 'jobs' })).content).toMatch(/Running\s+sleep 31\.37 &/);
+    expect(running('sleep 31.37')).toBe(true);
     await hand.dispose();
-    for (let i = 0; i < 20 && running('sleep 31.25'); i++) await sleep(50);
-    expect(running('sleep 31.25')).toBe(false);
+    for (let i = 0; i < 20 && running('sleep 31.37'); i++) await sleep(50);
+    expect(running('sleep 31.37')).toBe(false);
   });
 
   it('dispose kills running commands and later calls are refused', async () => {

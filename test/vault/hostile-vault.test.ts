@@ -147,7 +147,10 @@ describe('a hostile agent finds no secret anywhere', () => {
     expect(out).toMatch(/== metadata\n403\n/);
     expect(out).toContain('API_TOKEN=corral_vault_placeholder_');
     expect(events.some((e) => e.type === 'vault.credential_used' && e.purpose === 'ssh')).toBe(true);
-    expect(brainEnv).toContain('ANTHROPIC_API_KEY=corral-cap-');
+    // The brain's environment was read (a pooled brain gets its model capability at bind, over
+    // IPC; one forked for the session has it in ANTHROPIC_API_KEY): never the model key itself.
+    expect(brainEnv).toContain('PATH=');
+    expect(brainEnv).not.toMatch(/ANTHROPIC_API_KEY=(?!corral-cap-)/);
     expect(vaults).toContain('ssh_private_key');
     expect(handFiles.readme).toBe('hello\n'); // the clone (through the git proxy, with the token) was there
     expect(handFiles.hits).toBe(''); // and no file under the SSH user's home holds a value
