@@ -241,7 +241,7 @@ export class HandRegistry {
       this.live.set(`${toSession}\u0000${asName}`, live);
     }
     this.record(fromSession, { type: 'hand.handed_over', hand: name, to_session_id: toSession, to_hand: asName });
-    this.record(toSession, { type: 'hand.received', hand: asName, environment_id: member.environmentId, from_session_id: fromSession, from_hand: name });
+    this.record(toSession, { type: 'hand.received', hand: asName, environment_id: member.environmentId, from_session_id: fromSession, from_hand: name, live: Boolean(live) });
   }
 
   async disposeAll(): Promise<void> {

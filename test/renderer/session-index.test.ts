@@ -68,6 +68,18 @@ describe('the session index', () => {
     expect(idx.sameKind(6, 1)).toBe(10);
   });
 
+  it('a hand handed over live arrives ready; one handed over before it was made arrives held', () => {
+    seq = 0;
+    const idx = new SessionIndex();
+    idx.update([
+      ev('user.message', { content: [{ type: 'text', text: 'hi' }] }),
+      ev('hand.received', { hand: 'box', from_session_id: 'sesn_1', from_hand: 'box', live: true }),
+      ev('hand.received', { hand: 'spare', from_session_id: 'sesn_1', from_hand: 'spare', live: false }),
+    ]);
+    const at = (i: number) => Object.fromEntries(idx.hands.handsAt(i).map((h) => [h.name, h.state]));
+    expect(at(2)).toMatchObject({ box: 'ready', spare: 'held' });
+  });
+
   it('knows when a hand\'s commands run without a sandbox, from its hand.ready on', () => {
     const idx = new SessionIndex();
     idx.update([

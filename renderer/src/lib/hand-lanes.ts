@@ -77,7 +77,8 @@ export class HandLanes {
       case 'hand.received': {
         const lane = this.lane(hand ?? '?', i);
         lane.arrivals.push({ index: i, from: str(e.from_session_id) });
-        return this.setBase(lane, 'held', i);
+        // A hand handed over live (`live: true`) arrives made: no provisioning follows.
+        return this.setBase(lane, e.type === 'hand.received' && e.live === true ? 'ready' : 'held', i);
       }
       case 'hand.provisioning': {
         const lane = this.lane(hand ?? 'main', i);
