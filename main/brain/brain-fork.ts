@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,14 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
   // Without a listener, an 'error' (a brain that could not start) would be thrown in the host.
   child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));
   child.once('exit', release).once('close', release);
+  return brainChildOf(child);
+}
+
+/**
+ * The supervisor's handle on a brain process, forked for its session or bound from the pool:
+ * messages both ways, one exit report, a kill.
+ */
+export function brainChildOf(child: ChildProcess): BrainChild {
   return {
     send: (m) => {
       // A brain that has just died may still look connected: the write then fails (EPIPE),
@@ -59,6 +67,8 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
         if (!told) l(code, sig);
         told = true;
       };
+      // Already dead (a pooled brain that died before it was bound): told on the next turn.
+      if (child.exitCode !== null || child.signalCode !== null) return void setImmediate(() => once(child.exitCode, child.signalCode));
       child.on('exit', once);
       // A brain that never started gets 'error' then 'close', and no 'exit'.
       child.on('close', once);

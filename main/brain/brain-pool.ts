@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Logger } from '../logging/logger';
 import { brainBaseEnvironment, brainCapability } from '../vault/brain-env';
+import { brainChildOf } from './brain-fork';
 import type { BrainPrime } from './ipc-protocol';
 import type { BrainChild } from './supervisor';
 
@@ -124,25 +125,5 @@ function wrapBrain(child: ChildProcess, sessionId: string, release: () => void):
   child.once('exit', release).once('close', release);
   // Already dead (it died between being pooled and bound): the capability goes at once.
   if (child.exitCode !== null || child.signalCode !== null) release();
-  return {
-    send: (m) => {
-      // A brain that has just died may still look connected: the write then fails (EPIPE).
-      if (child.connected) child.send(m, () => {});
-    },
-    onMessage: (l) => child.on('message', l),
-    onExit: (l) => {
-      let told = false;
-      const once = (code: number | null, sig: NodeJS.Signals | null) => {
-        if (!told) l(code, sig);
-        told = true;
-      };
-      if (child.exitCode !== null || child.signalCode !== null) return void setImmediate(() => once(child.exitCode, child.signalCode));
-      child.on('exit', once);
-      child.on('close', once);
-    },
-    kill: () => child.kill('SIGKILL'),
-    get pid() {
-      return child.pid;
-    },
-  };
+  return brainChildOf(child);
 }

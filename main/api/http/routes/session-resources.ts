@@ -4,30 +4,15 @@ import type { Host } from '../../../host';
 import { ApiError, notFound } from '../errors';
 import { jsonBody } from '../request';
 import { notSupportedMessage } from '../schemas/not-yet';
+import { fileResource, repositoryResource } from '../schemas/sessions';
 import { normalizeResources } from '../shapes/session';
-
-const checkout = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('branch'), name: z.string().min(1) }).strict(),
-  z.object({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-f]{7,64}$/i) }).strict(),
-]);
 
 /**
  * `POST /v1/sessions/{id}/resources`. The API adds `file` resources only; Corral has no Files API
  * and refuses them, and adds what it can apply: a `github_repository` (Corral's addition, the
  * same fields as at session creation).
  */
-const addBody = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('github_repository'),
-      url: z.string().url(),
-      authorization_token: z.string().optional(),
-      checkout: checkout.nullish(),
-      mount_path: z.string().min(1).nullish(),
-    })
-    .strict(),
-  z.object({ type: z.literal('file'), file_id: z.string().min(1), mount_path: z.string().min(1).nullish() }).strict(),
-]);
+const addBody = z.discriminatedUnion('type', [repositoryResource, fileResource]);
 /** `POST /v1/sessions/{id}/resources/{rid}`: the API's only change is a new token. */
 const updateBody = z.object({ authorization_token: z.string() }).strict();
 

@@ -25,17 +25,21 @@ const checkout = z.discriminatedUnion('type', [
   z.object({ type: z.literal('branch'), name: z.string().min(1) }).strict(),
   z.object({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-f]{7,64}$/i) }).strict(),
 ]);
+/** A repository resource, at creation and in `POST …/resources` (Corral's addition there). */
+export const repositoryResource = z
+  .object({
+    type: z.literal('github_repository'),
+    url: z.string().url(),
+    authorization_token: z.string().optional(),
+    checkout: checkout.nullish(),
+    mount_path: z.string().min(1).nullish(),
+  })
+  .strict();
+/** A file resource (refused: Corral has no Files API). */
+export const fileResource = z.object({ type: z.literal('file'), file_id: z.string().min(1), mount_path: z.string().min(1).nullish() }).strict();
 const resource = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('github_repository'),
-      url: z.string().url(),
-      authorization_token: z.string().optional(),
-      checkout: checkout.nullish(),
-      mount_path: z.string().min(1).nullish(),
-    })
-    .strict(),
-  z.object({ type: z.literal('file'), file_id: z.string().min(1), mount_path: z.string().min(1).nullish() }).strict(),
+  repositoryResource,
+  fileResource,
   z
     .object({
       type: z.literal('memory_store'),
