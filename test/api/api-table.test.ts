@@ -132,6 +132,7 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
 function named(field: string): string {
   const f = field.replace(/`/g, '').replace(/^(add|update): /, (_, verb: string) => (verb === 'add' ? 'resources: ' : ''));
   if (f.startsWith('mcp_toolset ')) return "permission_policy 'always_ask' on an mcp_toolset";
+  if (f.startsWith('config: ')) return `config type '${f.slice('config: '.length)}'`;
   const m = /^(?:resources: |source: |permission_policy: )?(.+)$/.exec(f)!;
   if (f.startsWith('resources: ')) return `'${m[1]}'`;
   if (f.startsWith('source: ')) return "source type 'file'";

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envEntryProblem } from '../../../env-vars';
 import { metadata, metadataPatch } from './common';
+import { neverYet } from './not-yet';
 
 const packages = z
   .object({
@@ -66,7 +67,8 @@ const port = z.number().int().min(1).max(65535);
  * never part of a config (a key file is named by path; key contents go to the vault).
  */
 export const environmentConfig = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('cloud'), networking: networking.nullish(), packages: packages.nullish() }).strict(),
+  // Corral has no cloud to run it in: refused at the door, not at the first tool call.
+  neverYet(z.object({ type: z.literal('cloud'), networking: networking.nullish(), packages: packages.nullish() }).strict(), "config type 'cloud'", 'no cloud containers here: use local, docker, ssh, adb or self_hosted'),
   z.object({ type: z.literal('self_hosted') }).strict(),
   z
     .object({
