@@ -20,6 +20,7 @@ import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
 import { sessionResourceRoutes } from './routes/session-resources';
 import { refuseWorkspace } from './workspace';
+import { refuseUnknownBetas } from './betas';
 import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
 import { workRoutes } from './routes/work';
@@ -108,6 +109,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     }),
   );
   v1.use('*', refuseWorkspace);
+  v1.use('*', refuseUnknownBetas);
   v1.route('/agents', agentRoutes(host));
   v1.route('/environments', workRoutes(host));
   v1.route('/environments', environmentRoutes(host));

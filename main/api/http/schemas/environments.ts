@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { envEntryProblem } from '../../../env-vars';
 import { metadata, metadataPatch } from './common';
-import { neverYet } from './not-yet';
+import { neverYet, notYet } from './not-yet';
 
 const packages = z
   .object({
@@ -122,13 +122,26 @@ export const environmentConfig = z.discriminatedUnion('type', [
 ]);
 export type EnvironmentConfigParam = z.infer<typeof environmentConfig>;
 
+/**
+ * Who sees an environment. Corral has no accounts, only the holder of the host's API key, so it
+ * is what the API calls an API organization: every environment is visible to that holder
+ * ('organization', the default), and 'account' (visible to one account only) is refused, as
+ * the hosted API refuses it for API organizations.
+ */
+const environmentScope = notYet(
+  z.enum(['organization', 'account']).nullish(),
+  "scope 'account'",
+  "Corral has no accounts: like an API organization, it shows every environment to whoever holds the host's API key, which is scope 'organization'",
+  (v) => v === 'organization',
+);
+
 export const environmentCreateBody = z
   .object({
     name: z.string().min(1).max(256),
     config: environmentConfig.nullish(),
     description: z.string().max(2048).nullish(),
     metadata: metadata.optional(),
-    scope: z.enum(['organization', 'account']).nullish(),
+    scope: environmentScope,
   })
   .strict();
 
@@ -138,7 +151,7 @@ export const environmentUpdateBody = z
     config: environmentConfig.nullish(),
     description: z.string().max(2048).nullish(),
     metadata: metadataPatch.optional(),
-    scope: z.enum(['organization', 'account']).nullish(),
+    scope: environmentScope,
   })
   .strict();
 
