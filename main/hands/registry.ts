@@ -9,6 +9,7 @@ import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPo
 import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
+import { sessionWorkDir } from './session-work-dir';
 import { applyResources, type RepoRouter, type ResourceTarget } from './resources';
 import { HandPool, type PooledHand } from './hand-pool';
 import { takePooledHand } from './hand-pool-take';
@@ -352,7 +353,7 @@ export class HandRegistry {
         if (!pooled) progress({ phase: 'connecting' });
         const sshKeys = this.opts.handEnv?.sshKeys?.bind(this.opts.handEnv);
         const shell = pooled?.shell ?? (await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) }));
-        workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config)));
+        workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : await sessionWorkDir(shell, type!, shell.workDir ?? kind.defaultWorkDir(spec.config), sessionId, spec.name, signal));
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p), placeCaOnShell(shell, type === 'docker'))) };
         // A hand replacing one that was lost says so in its shell's first result (its state is gone).
