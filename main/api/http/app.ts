@@ -52,7 +52,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   const app = new Hono();
   const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
   const auth = opts.auth ?? new ServerAuth({ key: opts.apiKey, keyFile: opts.keyFile });
-  // One throttle for every credential (key, link code, cookie): failures add up per address.
+  // Wrong keys and wrong link codes add up per address, each kind apart (auth-guard.ts).
   const throttle = new FailureThrottle();
 
   const logger = host.logger;
@@ -95,6 +95,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     const refused = guardCredential(
       c,
       throttle,
+      'key',
       () => auth.keyMatches(presented) || acceptWorkerCredential(c, host, presented),
       () => errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)')),
     );
