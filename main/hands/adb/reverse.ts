@@ -12,7 +12,8 @@
  *   a compromised adbd). With `tcp:0` (the device picks a free port) two forwards share the key
  *   `tcp:0` and only the last survives, so the first one's connections would crash the server.
  *   Each forward is therefore asked for with `tcp:0` and then bound again under the port the
- *   device chose (same target: the device only renames nothing), which records it under its own key.
+ *   device chose, to the same target: the device's listener stays as it was, and the server now
+ *   has a record of it under its own name.
  * - Reverse forwards live in the device's adbd, not in our connection: closing our client does
  *   not remove them. They are removed when the hand is closed, and die with the transport when the
  *   device goes away.
@@ -120,7 +121,7 @@ export class AdbReverseForwards {
     this.made.clear();
     if (gone.length === 0) return;
     const quiet = (p: Promise<unknown>) => withTimeout(p, REMOVE_TIMEOUT_MS, 'timeout').catch(() => {});
-    await Promise.all(gone.map((d) => quiet(this.adb.reverse.remove(d))));
-    await quiet(this.adb.reverse.remove('tcp:0'));
+    // Together: a device that went away unnoticed costs one timeout, not one per forward.
+    await Promise.all([...gone, 'tcp:0'].map((d) => quiet(this.adb.reverse.remove(d))));
   }
 }
