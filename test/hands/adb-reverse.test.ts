@@ -5,7 +5,7 @@
  * forward kills a real server, which must not take other files' devices with it.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adbHandKind, type AdbShell } from '../../main/hands/adb';
 import { startPrivateAdb, type PrivateAdb, type PrivateDevice } from '../helpers/adb-private';
@@ -55,7 +55,8 @@ describe('the test device\'s reverse services, through the real adb CLI and serv
     expect(made.code, made.stderr).toBe(0);
     const devPort = Number(made.stdout.trim());
     expect(devPort).toBeGreaterThan(0);
-    // Bound again under its own name: the server records the forward by the device address.
+    // Bound again under its own name: the server keeps a record of forwards by the device address
+    // as written (`tcp:0` here), and would kill itself at a connection to a forward it has no record of.
     expect((await adb.cli(['-s', dev.serial, 'reverse', `tcp:${devPort}`, `tcp:${port}`])).code).toBe(0);
     expect((await adb.cli(['-s', dev.serial, 'reverse', '--list'])).stdout).toContain(`tcp:${devPort} tcp:${port}`);
     const shell = await adb.cli(['-s', dev.serial, 'shell', `head -c 3000000 /dev/zero | curl -s --data-binary @- http://127.0.0.1:${devPort}/up | head -c 20; echo; curl -s http://127.0.0.1:${devPort}/down | wc -c`]);
@@ -89,8 +90,8 @@ describe('the adb hand: the host\'s loopback ports on the device', () => {
     expect(ra!.port).not.toBe(rb!.port);
     // The same port again is the same forward.
     expect(await shell.reachHost(a)).toEqual(ra);
-    // Both answer, the first made too: with two `tcp:0` requests the server would only have kept
-    // a record of the last, and killed itself at the first one's connect.
+    // Both answer, the first made too (the server keeps a record of each forward by its device
+    // port; a connection it has no record of would have killed it).
     const got = await sh(shell, `curl -s http://127.0.0.1:${ra!.port}/one; curl -s http://127.0.0.1:${rb!.port}/two`);
     expect(got.out).toBe('A /one 0\nB /two 0\n');
     expect(adb.alive()).toBe(true);
@@ -101,6 +102,37 @@ describe('the adb hand: the host\'s loopback ports on the device', () => {
     await shell.close();
     expect((await adb.cli(['-s', dev.serial, 'reverse', '--list'])).stdout.trim()).toBe('');
     expect(adb.alive()).toBe(true);
+  }, 60_000);
+
+  it('a device port that is taken (an app listens, another program forwards it) is passed over, and the other forward is left as it was', async () => {
+    const { AdbReverseForwards } = await import('../../main/hands/adb/reverse');
+    const app = net.createServer();
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    const appPort = (app.address() as AddressInfo).port;
+    const theirs = await named('theirs');
+    const theirPort = appPort === 29_999 ? 29_998 : 29_999;
+    expect((await adb.cli(['-s', dev.serial, 'reverse', `tcp:${theirPort}`, `tcp:${theirs}`])).code).toBe(0);
+    const ours = await named('ours');
+    const shell = await connect(dev);
+    const tried: number[] = [];
+    const picks = [appPort, theirPort];
+    const fwd = new AdbReverseForwards(shell.adb, shell.addr, dev.serial, () => {
+      const p = picks.shift() ?? 30_000 + Math.floor(Math.random() * 1000);
+      tried.push(p);
+      return p;
+    });
+    const got = await fwd.reach(ours);
+    expect(tried.slice(0, 2)).toEqual([appPort, theirPort]);
+    expect(got.port).toBe(tried.at(-1));
+    const both = await sh(shell, `curl -s http://127.0.0.1:${got.port}/a; curl -s http://127.0.0.1:${theirPort}/b`);
+    expect(both.out).toBe('ours /a 0\ntheirs /b 0\n');
+    await fwd.removeAll();
+    const list = (await adb.cli(['-s', dev.serial, 'reverse', '--list'])).stdout;
+    expect(list.trim()).toBe(`(reverse) tcp:${theirPort} tcp:${theirs}`);
+    expect(adb.alive()).toBe(true);
+    await adb.cli(['-s', dev.serial, 'reverse', '--remove', `tcp:${theirPort}`]);
+    await shell.close();
+    app.close();
   }, 60_000);
 
   it('a device without reverse forwarding: a clear reason, and the hand still works', async () => {

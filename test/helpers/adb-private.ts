@@ -48,6 +48,9 @@ export async function startPrivateAdb(port: number): Promise<PrivateAdb> {
   const home = tmpDir('corral-adbrev-home-');
   const env = { ...process.env, HOME: home, ANDROID_ADB_SERVER_PORT: String(port) };
   const children: ChildProcess[] = [];
+  // A test process that ends without close() must not leave a server holding the port for the next run.
+  const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
+  process.once('exit', killAll);
   const server = spawn('adb', ['-P', String(port), 'nodaemon', 'server'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(server);
   let serverLog = '';
@@ -95,6 +98,7 @@ export async function startPrivateAdb(port: number): Promise<PrivateAdb> {
       return { serial, root: devRoot, workDir };
     },
     async close() {
+      process.removeListener('exit', killAll);
       for (const c of children.reverse()) {
         if (c.exitCode !== null || c.signalCode !== null) continue;
         const gone = new Promise((r) => c.once('exit', r));

@@ -5,20 +5,21 @@
  * machine's loopback only; this is how an Android device reaches them (as an SSH hand does through
  * remote forwarding, and a container through its network).
  *
- * Two things about the adb server shape what is sent:
- * - The server remembers each `reverse:forward:DEVICE;HOST` a client sends, keyed by DEVICE as
- *   written, and kills itself (LOG(FATAL) "disallowed connect") when a device opens a stream to a
- *   HOST address it has no record of (adb.cpp, transport.cpp IsReverseConfigured: a guard against
- *   a compromised adbd). With `tcp:0` (the device picks a free port) two forwards share the key
- *   `tcp:0` and only the last survives, so the first one's connections would crash the server.
- *   Each forward is therefore asked for with `tcp:0` and then bound again under the port the
- *   device chose, to the same target: the device's listener stays as it was, and the server now
- *   has a record of it under its own name.
- * - Reverse forwards live in the device's adbd, not in our connection: closing our client does
- *   not remove them. They are removed when the hand is closed, and die with the transport when the
- *   device goes away.
+ * How the adb server shapes what is sent: it remembers each `reverse:forward:DEVICE;HOST` a client
+ * sends, keyed by DEVICE as written, and kills itself (LOG(FATAL) "disallowed connect") when a
+ * device opens a stream to a HOST address it has no record of (adb.cpp, transport.cpp
+ * IsReverseConfigured: a guard against a compromised adbd). `tcp:0` (the device picks a port)
+ * would be written down as `tcp:0` for every forward, so a second one — ours, or another
+ * program's on the same device — replaces the first one's record and the server dies at the first
+ * one's next connection (seen with Debian's adb 29). So the port is chosen here, at random, and
+ * asked for with `norebind:` (the device refuses a port another forward holds, and the server
+ * then keeps that forward's record as it is); a port already taken is tried again elsewhere.
+ *
+ * Reverse forwards live in the device's adbd, not in our connection: closing our client does not
+ * remove them. They are removed when the hand is closed, and die with the transport when the
+ * device goes away.
  */
-import { AdbReverseNotSupportedError, type Adb } from '@yume-chan/adb';
+import type { Adb } from '@yume-chan/adb';
 import { formatAddress, type ServerAddress } from './config';
 import { withTimeout } from './server';
 
@@ -26,6 +27,13 @@ import { withTimeout } from './server';
 const REVERSE_TIMEOUT_MS = 10_000;
 /** Removing the forwards at close waits at most this long (the device may already be gone). */
 const REMOVE_TIMEOUT_MS = 3_000;
+/** Device ports tried before giving up (each taken one is tried again elsewhere). */
+const TRIES = 8;
+/** Below Linux's (and Android's) ephemeral range, above the usual development servers' ports. */
+const randomDevicePort = () => 20_000 + Math.floor(Math.random() * 12_000);
+
+/** The device answered a reverse request with FAIL; the message is its own (after the hex4 length). */
+export class ReverseRefused extends Error {}
 
 /** True when the adb server runs on this machine (its loopback is ours). */
 export function isLocalServer(host: string): boolean {
@@ -46,6 +54,8 @@ export class AdbReverseForwards {
     private readonly adb: Adb,
     private readonly addr: ServerAddress,
     private readonly serial: string,
+    /** Where device ports come from (tests give one that collides first). */
+    private readonly pickPort: () => number = randomDevicePort,
   ) {}
 
   /** How many forwards are up. */
@@ -76,33 +86,49 @@ export class AdbReverseForwards {
           `the adb server at ${formatAddress(this.addr)} runs on another machine: a reverse forward would lead to port ${port} there, not to this host`,
         );
       }
-      const target = `tcp:${port}`;
-      const chosen = await this.ask(this.adb.reverse.addExternal('tcp:0', target));
-      const m = /^tcp:(\d+)$/.exec(chosen);
-      if (!m || m[1] === '0') {
-        // adbd before Android 8 does not say which port it chose.
-        throw new Error(`device ${this.serial} did not say which port it chose for the reverse forward (adbd of Android 7 or older)`);
+      let last = '';
+      for (let i = 0; i < TRIES; i++) {
+        const devicePort = this.pickPort();
+        const name = `tcp:${devicePort}`;
+        try {
+          await this.ask(`reverse:forward:norebind:${name};tcp:${port}`);
+        } catch (err) {
+          // Taken (by an app, or by another forward): another port. Anything else is an answer.
+          if (err instanceof ReverseRefused && /cannot (re)?bind/.test(err.message)) {
+            last = err.message;
+            continue;
+          }
+          throw err;
+        }
+        this.made.add(name);
+        if (this.closed) {
+          await this.removeAll();
+          throw new Error('the hand was closed');
+        }
+        return { host: '127.0.0.1', port: devicePort };
       }
-      this.made.add(chosen);
-      // Recorded by the server under its own name (see the header): same target, so nothing moves.
-      await this.ask(this.adb.reverse.addExternal(chosen, target));
-      if (this.closed) {
-        await this.removeAll();
-        throw new Error('the hand was closed');
-      }
-      return { host: '127.0.0.1', port: Number(m[1]) };
+      throw new Error(`device ${this.serial} refused ${TRIES} ports for a reverse forward (the last: ${last})`);
     } catch (err) {
       this.problem ??= this.explain(err);
       throw new Error(this.explain(err));
     }
   }
 
-  private ask<T>(p: Promise<T>): Promise<T> {
-    return withTimeout(p, REVERSE_TIMEOUT_MS, `device ${this.serial} did not answer a reverse forwarding request within ${REVERSE_TIMEOUT_MS / 1000} s`);
+  /** Sends one `reverse:` request and reads the whole answer; ReverseRefused with the device's words on FAIL. */
+  private async ask(service: string, ms = REVERSE_TIMEOUT_MS): Promise<string> {
+    const answer = await withTimeout(
+      this.adb.createSocketAndWait(service),
+      ms,
+      `device ${this.serial} did not answer a reverse forwarding request within ${ms / 1000} s`,
+    );
+    if (answer.startsWith('OKAY')) return answer.slice(4);
+    if (answer.startsWith('FAIL')) throw new ReverseRefused(answer.slice(8) || 'no reason given');
+    throw new Error(`unexpected answer ${JSON.stringify(answer.slice(0, 80))}`);
   }
 
   private explain(err: unknown): string {
-    if (err instanceof AdbReverseNotSupportedError) {
+    // adbd of Android 8 and older over Wi-Fi says this to every reverse request (issuetracker 37066218).
+    if (err instanceof ReverseRefused && err.message === 'more than one device/emulator') {
       return `device ${this.serial} cannot do adb reverse forwarding over Wi-Fi (adbd of Android 8 and older); connect it by USB for the hand to reach the host's git and egress proxies`;
     }
     const msg = err instanceof Error ? err.message : String(err);
@@ -110,18 +136,12 @@ export class AdbReverseForwards {
     return `device ${this.serial} refused adb reverse forwarding: ${msg}`;
   }
 
-  /**
-   * Removes every forward this hand made (never rejects; bounded in time). Then drops the server's
-   * record of `tcp:0` too (the device answers that no such listener exists, which is expected):
-   * it would otherwise keep allowing the device to connect to the last forward's host port.
-   */
+  /** Removes every forward this hand made (never rejects; bounded in time). */
   async removeAll(): Promise<void> {
     this.closed = true;
     const gone = [...this.made];
     this.made.clear();
-    if (gone.length === 0) return;
-    const quiet = (p: Promise<unknown>) => withTimeout(p, REMOVE_TIMEOUT_MS, 'timeout').catch(() => {});
     // Together: a device that went away unnoticed costs one timeout, not one per forward.
-    await Promise.all([...gone, 'tcp:0'].map((d) => quiet(this.adb.reverse.remove(d))));
+    await Promise.all(gone.map((d) => this.ask(`reverse:killforward:${d}`, REMOVE_TIMEOUT_MS).catch(() => {})));
   }
 }
