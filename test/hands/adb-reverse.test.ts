@@ -139,7 +139,7 @@ describe('the adb hand: the host\'s loopback ports on the device', () => {
     const port = await named('C');
     for (const [d, said] of [
       [oldWifi, /cannot do adb reverse forwarding over Wi-Fi \(adbd of Android 8 and older\)/],
-      [absent, new RegExp(`device ${absent.serial.replace(/\./g, '\\.')} refused adb reverse forwarding`)],
+      [absent, new RegExp(`device ${absent.serial.replace(/\./g, '\\.')} refused adb reverse forwarding: it has no reverse service`)],
     ] as const) {
       const shell = await connect(d);
       await expect(shell.reachHost(port)).rejects.toThrow(said);

@@ -132,6 +132,8 @@ export class AdbReverseForwards {
       return `device ${this.serial} cannot do adb reverse forwarding over Wi-Fi (adbd of Android 8 and older); connect it by USB for the hand to reach the host's git and egress proxies`;
     }
     const msg = err instanceof Error ? err.message : String(err);
+    // The server's word when the device closed the stream instead of opening the service.
+    if (msg === 'closed') return `device ${this.serial} refused adb reverse forwarding: it has no reverse service (it closed the request)`;
     if (msg.startsWith(`device ${this.serial}`) || msg.startsWith('the adb server') || msg === 'the hand was closed') return msg;
     return `device ${this.serial} refused adb reverse forwarding: ${msg}`;
   }
