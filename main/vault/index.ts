@@ -14,6 +14,7 @@ import { GitProxy } from './git-proxy';
 import { ModelProxy } from './model-proxy';
 import { Vault } from './vault';
 import { sshKeysFor } from './ssh-keys';
+import { sandboxNetFor } from './sandbox-net';
 
 export { Vault } from './vault';
 export type { VaultKeyWrapper } from './keys';
@@ -55,7 +56,9 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
     egressProxy.protect(gitProxy.port);
     egressProxy.protect(Number(new URL(modelProxy.url ?? 'http://x:0').port) || undefined);
   }, () => {});
+  const gateway = sandboxNetFor({ vault, gitProxy, egressProxy });
   const handEnv: HandEnvSource = {
+    sandboxNet: gateway.sandboxNet,
     sshKeys: async (sessionId, host) =>
       (await sshKeysFor(vault, sessionId, host)).map((c) => ({
         name: `${c.credential.display_name ? `'${c.credential.display_name}' ` : ''}(${c.credential.id})`,
@@ -97,6 +100,7 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
     ready,
     close: async () => {
       unregister();
+      gateway.close();
       vault.close();
       await Promise.all([modelProxy.close(), gitProxy.close(), egressProxy.close()]);
     },

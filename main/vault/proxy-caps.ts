@@ -35,6 +35,11 @@ export class ProxyCapabilities {
     return want.length === got.length && crypto.timingSafeEqual(want, got) ? m[1] : undefined;
   }
 
+  /** Whether a session's capabilities were revoked. */
+  async isRevoked(sessionId: string): Promise<boolean> {
+    return this.revoked.has(sessionId);
+  }
+
   /** Stops honouring a session's capabilities for the life of this process. */
   revoke(sessionId: string): void {
     this.revoked.add(sessionId);
