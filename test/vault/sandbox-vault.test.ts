@@ -144,6 +144,8 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
       send(other.url, 'other'),
       `curl -s -o /dev/null -w "outside=%{http_code}\\n" ${outside.url}/outside`,
       send(allowedTls.url, 'allowed-tls'),
+      // Off the hand's allow list (the package registries by default) and no credential's: refused before any lookup.
+      'curl -s http://off-list.example.invalid/x',
       search('token', word(TOKEN)),
       search('value', word(VALUE)),
       search('cap', "'corral-''git-'"),
@@ -170,6 +172,7 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
     expect(other.seen.find((s) => s.path === '/other')?.authorization).toMatch(/^Bearer corral_vault_placeholder_vcrd_/);
     expect(out).toContain('outside=403');
     expect(outside.seen).toEqual([]);
+    expect(out).toContain("off-list.example.invalid:80 is not on this hand's network allow list");
     for (const label of ['token', 'value', 'cap', 'ecap']) for (const where of ['files', 'env', 'proc']) expect(out).toContain(`clean-${where}-${label}`);
     expect(JSON.stringify(events)).not.toContain(TOKEN);
     expect(JSON.stringify(events)).not.toContain(VALUE);
