@@ -18,7 +18,7 @@ import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { ResolvedCredential } from './vault';
 import type { CredentialPurpose } from './scope';
-import { EgressCa } from './egress-ca';
+import { EgressCa, type CaSealer } from './egress-ca';
 import { forward, namesHost, refuse } from './egress-forward';
 import { checkTarget, type Verdict } from './egress-guard';
 import { listenRemembered, ProxyCapabilities } from './proxy-caps';
@@ -37,6 +37,12 @@ export interface EgressOptions {
   upstreamCa?: string;
   /** `host:port` on this machine reachable without a credential naming the host: tests' loopback servers. */
   allowLocal?: string[];
+  /** Ports of this machine's servers the proxy must never forward to besides its own and the other proxies': the API server's (serve gives it). */
+  ownPorts?: number[];
+  /** The host's capabilities, shared with the git proxy (one key, one revocation list); default: its own. */
+  caps?: ProxyCapabilities;
+  /** Seals the CA's private key with the vault's key (the host gives the vault); without it the key file is plain PEM. */
+  sealer?: CaSealer;
 }
 
 const USER = 'corral';
@@ -75,9 +81,10 @@ export class EgressProxy {
     private readonly source: EgressSource,
     private readonly opts: EgressOptions = {},
   ) {
-    if (opts.dataDir) this.ca = new EgressCa(opts.dataDir);
-    this.caps = new ProxyCapabilities(opts.dataDir);
+    if (opts.dataDir) this.ca = new EgressCa(opts.dataDir, opts.sealer);
+    this.caps = opts.caps ?? new ProxyCapabilities(opts.dataDir);
     this.allowLocal = new Set((opts.allowLocal ?? []).map((h) => h.toLowerCase()));
+    for (const p of opts.ownPorts ?? []) this.protect(p);
     const failed = (res: http.ServerResponse) => (err: unknown) => {
       console.error('corral: egress proxy:', err instanceof Error ? err.message : err);
       if (!res.headersSent) refuse(res, 502, 'the egress proxy failed (see the host log)');
@@ -120,6 +127,11 @@ export class EgressProxy {
   attach(socket: net.Socket, sessionId: string, allowed: readonly string[]): void {
     this.bound.set(socket, { sessionId, allowed });
     this.server.emit('connection', socket);
+  }
+
+  /** Voids a session's capability for good (also after a restart). */
+  revoke(sessionId: string): Promise<void> {
+    return this.caps.revoke(sessionId);
   }
 
   close(): Promise<void> {

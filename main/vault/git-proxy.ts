@@ -56,8 +56,10 @@ export class GitProxy {
     private readonly tokens: GitTokenSource,
     /** Where the capability key and the remembered port live; without it both last one process. */
     dataDir?: string,
+    /** The host's capabilities, shared with the egress proxy (one key, one revocation list). */
+    caps?: ProxyCapabilities,
   ) {
-    this.caps = new ProxyCapabilities(dataDir);
+    this.caps = caps ?? new ProxyCapabilities(dataDir);
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         console.error('corral: git proxy:', err instanceof Error ? err.message : err);
@@ -101,9 +103,9 @@ export class GitProxy {
     this.server.emit('connection', socket);
   }
 
-  /** Forgets a session's capability (its hands' remotes stop working). */
-  revoke(sessionId: string): void {
-    this.caps.revoke(sessionId);
+  /** Voids a session's capability for good (its hands' remotes stop working, also after a restart). */
+  revoke(sessionId: string): Promise<void> {
+    return this.caps.revoke(sessionId);
   }
 
   close(): Promise<void> {
