@@ -17,6 +17,8 @@ export type ReachHost = (port: number) => Promise<{ host: string; port: number }
 export interface VaultSshKey {
   /** The credential's name and id, for messages. */
   name: string;
+  /** The credential's id (an `ssh` environment's `identity_credential_id` names one). */
+  id?: string;
   privateKey: string;
   passphrase?: string;
   used(target: string): void;

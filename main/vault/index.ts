@@ -73,6 +73,7 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
     sshKeys: async (sessionId, host) =>
       (await sshKeysFor(vault, sessionId, host)).map((c) => ({
         name: `${c.credential.display_name ? `'${c.credential.display_name}' ` : ''}(${c.credential.id})`,
+        id: c.credential.id,
         privateKey: c.secret.private_key,
         passphrase: c.secret.passphrase,
         used: (target: string) => c.recordUse(target),
