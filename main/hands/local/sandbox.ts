@@ -81,7 +81,12 @@ let gatewayDir: string | undefined;
  * private folder: the host's sandbox gateway listens there (main/vault/sandbox-gateway.ts).
  */
 export function gatewaySocketPath(): string {
-  gatewayDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'corral-gw-'));
+  if (!gatewayDir) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-gw-'));
+    gatewayDir = dir;
+    // The folder is this process's alone; nothing is left of it once the process ends.
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
   return path.join(gatewayDir, 'gw.sock');
 }
 
