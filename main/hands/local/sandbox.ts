@@ -10,7 +10,9 @@
  *   `/proc/<pid>/environ` of theirs can be read;
  * - no network of its own: its only way out is the runtime's proxy in the host, which lets
  *   through only the hosts the environment allows and never connects to loopback, link-local or
- *   cloud-metadata addresses, or to this machine's own addresses;
+ *   cloud-metadata addresses, or to this machine's own addresses; a session's git and egress
+ *   proxies are reached through the host's sandbox gateway (sandbox-relays.ts), by names only
+ *   this command's allow list holds;
  * - no new Unix sockets (seccomp), so the Docker, adb or agent sockets on this machine are out
  *   of reach too.
  *
