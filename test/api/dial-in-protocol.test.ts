@@ -85,6 +85,34 @@ describe('credentials', () => {
     expect(keys.data.every((k) => !('key' in k))).toBe(true);
   });
 
+  it('each work endpoint takes the credential the hosted API documents: poll, list, ack and heartbeat refuse the API key; retrieve, update and stats refuse the environment key', async () => {
+    const item = (await (await post(`/v1/environments/${envB}/work/healthcheck`)).json()) as { id: string };
+    const keyB = (await makeKey(url, envB)).key;
+    const refused = async (p: Promise<unknown>) => {
+      const err = await p.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.PermissionDeniedError);
+      expect((err as { error: { type: string; error: { type: string; message: string } } }).error).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
+      return (err as { error: { error: { message: string } } }).error.error.message;
+    };
+    // The owner's key: not a worker's.
+    expect(await refused(client.beta.environments.work.poll(envB))).toMatch(/polling for work .*rejects the API key/);
+    expect(await refused(client.beta.environments.work.list(envB))).toMatch(/listing work items .*rejects the API key/);
+    expect(await refused(client.beta.environments.work.ack(item.id, { environment_id: envB }))).toMatch(/rejects the API key/);
+    expect(await refused(client.beta.environments.work.heartbeat(item.id, { environment_id: envB }))).toMatch(/rejects the API key/);
+    // Refused before anything happened: the item is still queued and was never handed out.
+    const w = asWorker(keyB).beta.environments.work;
+    expect(await refused(w.retrieve(item.id, { environment_id: envB }))).toMatch(/needs the API key/);
+    expect(await refused(w.update(item.id, { environment_id: envB, metadata: { a: 'b' } }))).toMatch(/needs the API key/);
+    expect(await refused(w.stats(envB))).toMatch(/needs the API key/);
+    expect(await client.beta.environments.work.retrieve(item.id, { environment_id: envB })).toMatchObject({ state: 'queued', acknowledged_at: null, metadata: {} });
+    // The worker's own calls go through with its key; stop takes either.
+    expect((await w.list(envB)).data.map((x) => x.id)).toContain(item.id);
+    const got = await w.poll(envB);
+    expect(got?.id).toBe(item.id);
+    await w.ack(item.id, { environment_id: envB });
+    expect(await client.beta.environments.work.stop(item.id, { environment_id: envB, force: true } as never)).toMatchObject({ state: 'stopped' });
+  });
+
   it("a work secret reaches its own item and session only; heartbeats need the last one; the worker's result ends the call", async () => {
     const mine = await client.beta.sessions.create({ agent: agentId, environment_id: envA, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] } as never);
     const other = await client.beta.sessions.create({ agent: agentId, environment_id: envA } as never);
