@@ -38,6 +38,9 @@ export interface EnvironmentKeyRow {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Where its value is kept (an `environment_key` credential); null for keys made before the vault held them. */
+  vault_id: string | null;
+  credential_id: string | null;
 }
 
 type RawWork = Omit<WorkRow, 'metadata'> & { metadata: string };
@@ -61,21 +64,31 @@ export class WorkStore {
   }
 
   key(id: string): EnvironmentKeyRow | undefined {
-    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at FROM environment_keys WHERE id = ?').get(id) as EnvironmentKeyRow | undefined;
+    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at, vault_id, credential_id FROM environment_keys WHERE id = ?').get(id) as EnvironmentKeyRow | undefined;
   }
 
   /** The live key with this digest (revoked keys are not found). */
   keyByDigest(digest: string): EnvironmentKeyRow | undefined {
-    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at FROM environment_keys WHERE digest = ? AND revoked_at IS NULL').get(digest) as EnvironmentKeyRow | undefined;
+    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at, vault_id, credential_id FROM environment_keys WHERE digest = ? AND revoked_at IS NULL').get(digest) as EnvironmentKeyRow | undefined;
   }
 
   keys(environmentId: string): EnvironmentKeyRow[] {
-    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at FROM environment_keys WHERE environment_id = ? ORDER BY created_at, id').all(environmentId) as EnvironmentKeyRow[];
+    return this.db.prepare('SELECT id, environment_id, name, created_at, last_used_at, revoked_at, vault_id, credential_id FROM environment_keys WHERE environment_id = ? ORDER BY created_at, id').all(environmentId) as EnvironmentKeyRow[];
   }
 
   revokeKey(id: string): EnvironmentKeyRow | undefined {
     this.db.prepare('UPDATE environment_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(iso(Date.now()), id);
     return this.key(id);
+  }
+
+  /** Records where the key's value is kept in the vault. */
+  setKeyCredential(id: string, vaultId: string, credentialId: string): void {
+    this.db.prepare('UPDATE environment_keys SET vault_id = ?, credential_id = ? WHERE id = ?').run(vaultId, credentialId, id);
+  }
+
+  /** Forgets a key that could not be stored (its value was never shown). */
+  deleteKey(id: string): void {
+    this.db.prepare('DELETE FROM environment_keys WHERE id = ?').run(id);
   }
 
   touchKey(id: string): void {

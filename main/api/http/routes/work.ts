@@ -70,20 +70,22 @@ export function workRoutes(host: Host): Hono {
     const env = selfHosted(c.req.param('env'));
     if (env.archived_at) throw new ApiError('invalid_request_error', `environment '${env.id}' is archived`);
     const body = await jsonBody(c, keyBody);
-    const k = dialIn.createKey(env.id, body.name ?? null);
+    const k = await dialIn.createKey(env.id, body.name ?? null).catch((err: Error) => {
+      throw new ApiError('api_error', `the key was not made: the vault could not store it (${err.message})`);
+    });
     return c.json({ type: 'environment_key', ...k });
   });
   app.get('/:env/keys', (c) => {
     ownerOnly(c, 'listing environment keys');
     const env = selfHosted(c.req.param('env'));
-    return c.json({ data: dialIn.work.keys(env.id).map((k) => ({ type: 'environment_key', ...k })), next_page: null });
+    return c.json({ data: dialIn.keys(env.id).map((k) => ({ type: 'environment_key', ...k })), next_page: null });
   });
   app.post('/:env/keys/:key/revoke', (c) => {
     ownerOnly(c, 'revoking an environment key');
     const env = selfHosted(c.req.param('env'));
     const k = dialIn.work.key(c.req.param('key'));
     if (!k || k.environment_id !== env.id) throw notFound('environment key', c.req.param('key'));
-    return c.json({ type: 'environment_key', ...dialIn.work.revokeKey(k.id) });
+    return c.json({ type: 'environment_key', ...dialIn.revokeKey(k.id) });
   });
 
   app.get('/:env/work/poll', async (c) => {
@@ -91,7 +93,8 @@ export function workRoutes(host: Host): Hono {
     const env = selfHosted(c.req.param('env'));
     const blockMs = queryInt(c, 'block_ms', { min: 1, max: 999 }) ?? 0;
     const reclaimMs = queryInt(c, 'reclaim_older_than_ms', { min: 0, max: 24 * 3600_000 }) ?? DEFAULT_RECLAIM_MS;
-    const got = await dialIn.poll(env.id, { blockMs, reclaimMs, workerId: c.req.header('anthropic-worker-id') ?? null, signal: c.req.raw.signal });
+    const p = principalOf(c);
+    const got = await dialIn.poll(env.id, { blockMs, reclaimMs, workerId: c.req.header('anthropic-worker-id') ?? null, signal: c.req.raw.signal, keyId: p.kind === 'environment_key' ? p.keyId : undefined });
     return c.json(got ? workToApi(got.row, got.secret) : null);
   });
   app.get('/:env/work/stats', (c) => {
