@@ -53,7 +53,39 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * polling at once can never both claim one item.
  */
 export class WorkStore {
+  private readonly listeners = new Set<(row: WorkRow) => void>();
+
   constructor(private readonly db: Database) {}
+
+  /**
+   * Calls `listener` with an item's row after each committed change to it (created, claimed,
+   * acknowledged, heartbeat, stopped, lease expired, metadata): the window's live view of
+   * workers. Synchronous, like the session log's subscriptions. Returns the unsubscribe.
+   */
+  onChange(listener: (row: WorkRow) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(id: string): void {
+    if (this.listeners.size === 0) return;
+    const row = this.get(id);
+    if (!row) return;
+    for (const l of [...this.listeners]) {
+      try {
+        l(row);
+      } catch {
+        // a listener's failure is its own; the change is committed
+      }
+    }
+  }
+
+  /** The newest items (of one environment or session when named), for a live view's first picture. */
+  recent(o: { environmentId?: string; sessionId?: string; limit: number }): WorkRow[] {
+    const where = [o.environmentId ? 'environment_id = @environmentId' : '', o.sessionId ? 'session_id = @sessionId' : ''].filter(Boolean);
+    const sql = `SELECT * FROM work_items ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT @limit`;
+    return (this.db.prepare(sql).all({ environmentId: o.environmentId ?? null, sessionId: o.sessionId ?? null, limit: o.limit }) as RawWork[]).map((r) => toRow(r)!);
+  }
 
   // ---- environment keys ----
 
@@ -100,6 +132,7 @@ export class WorkStore {
   create(environmentId: string, sessionId: string | null, type: WorkRow['data_type'], hand: string | null = null): WorkRow {
     const id = `work_${next()}`;
     this.db.prepare("INSERT INTO work_items (id, environment_id, session_id, hand, data_type, state, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)").run(id, environmentId, sessionId, hand, type, iso(Date.now()));
+    this.changed(id);
     return this.get(id)!;
   }
 
@@ -135,7 +168,7 @@ export class WorkStore {
    * reclaimed item's earlier secret stops working.
    */
   claim(environmentId: string, nowMs: number, reclaimMs: number, workerId: string | null, secretDigest: string): WorkRow | undefined {
-    return this.db
+    const claimed = this.db
       .transaction(() => {
         const row = this.db
           .prepare("SELECT id FROM work_items WHERE environment_id = ? AND state = 'queued' AND (polled_at_ms IS NULL OR polled_at_ms <= ?) ORDER BY created_at, id LIMIT 1")
@@ -145,6 +178,8 @@ export class WorkStore {
         return this.get(row.id);
       })
       .immediate();
+    if (claimed) this.changed(claimed.id);
+    return claimed;
   }
 
   notePoll(environmentId: string, workerId: string, nowMs: number): void {
@@ -155,11 +190,12 @@ export class WorkStore {
 
   /** queued → starting; the lease starts with the ack. False when the item was not queued. */
   ack(id: string, nowMs: number, ttlS: number): boolean {
-    return (
+    const ok =
       this.db
         .prepare("UPDATE work_items SET state = 'starting', acknowledged_at = ?, lease_ttl_s = ?, lease_expires_ms = ? WHERE id = ? AND state = 'queued' AND polled_at_ms IS NOT NULL")
-        .run(iso(nowMs), ttlS, nowMs + ttlS * 1000, id).changes === 1
-    );
+        .run(iso(nowMs), ttlS, nowMs + ttlS * 1000, id).changes === 1;
+    if (ok) this.changed(id);
+    return ok;
   }
 
   /**
@@ -167,7 +203,7 @@ export class WorkStore {
    * makes the item active. Returns the row after, or undefined when the precondition failed.
    */
   heartbeat(id: string, expected: string | null | undefined, nowMs: number, ttlS: number): WorkRow | undefined {
-    return this.db
+    const after = this.db
       .transaction(() => {
         const cur = this.get(id);
         if (!cur) return undefined;
@@ -181,10 +217,18 @@ export class WorkStore {
         return this.get(id);
       })
       .immediate();
+    if (after) this.changed(id);
+    return after;
   }
 
   /** Asks for a graceful stop (stopping) or ends the item (stopped). False when already stopped. */
   stop(id: string, force: boolean, reason: string, nowMs: number): boolean {
+    const ok = this.stopRow(id, force, reason, nowMs);
+    if (ok) this.changed(id);
+    return ok;
+  }
+
+  private stopRow(id: string, force: boolean, reason: string, nowMs: number): boolean {
     const at = iso(nowMs);
     if (force) {
       return (
@@ -205,17 +249,21 @@ export class WorkStore {
 
   /** Items whose lease ran out (a worker that stopped heartbeating): they are stopped for good. */
   expireLeases(nowMs: number): WorkRow[] {
-    return this.db
+    const gone = this.db
       .transaction(() => {
         const rows = (this.db.prepare("SELECT * FROM work_items WHERE state IN ('starting', 'active', 'stopping') AND lease_expires_ms IS NOT NULL AND lease_expires_ms < ?").all(nowMs) as RawWork[]).map((r) => toRow(r)!);
-        for (const r of rows) this.stop(r.id, true, 'lease_expired', nowMs);
+        for (const r of rows) this.stopRow(r.id, true, 'lease_expired', nowMs);
         return rows.map((r) => this.get(r.id)!);
       })
       .immediate();
+    // Told after the commit, so a listener never sees a change that could still roll back.
+    for (const r of gone) this.changed(r.id);
+    return gone;
   }
 
   setMetadata(id: string, metadata: Record<string, string>): WorkRow | undefined {
     this.db.prepare('UPDATE work_items SET metadata = ? WHERE id = ?').run(JSON.stringify(metadata), id);
+    this.changed(id);
     return this.get(id);
   }
 

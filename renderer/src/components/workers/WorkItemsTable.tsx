@@ -1,0 +1,56 @@
+import type { UiWorkItem } from '../../../../main/api/ui/contract';
+import { clockTime } from '../../lib/time';
+
+const STATE_WORDS: Record<UiWorkItem['state'], string> = {
+  queued: 'waiting for a worker',
+  starting: 'claimed',
+  active: 'running (heartbeating)',
+  stopping: 'told to stop',
+  stopped: 'stopped',
+};
+
+/**
+ * Work items of machines that dial in, one row each: which worker holds it, for which session
+ * and hand, its state, when its lease runs out and the last heartbeat. Times carry their ISO
+ * value in `dateTime`, so a change is visible even within the same second.
+ */
+export function WorkItemsTable({ items, showSession }: { items: readonly UiWorkItem[]; showSession: boolean }) {
+  return (
+    <table className="hands-table workers-table" data-testid="work-items">
+      <thead>
+        <tr>
+          <th scope="col">Work item</th>
+          {showSession && <th scope="col">For</th>}
+          <th scope="col">Worker</th>
+          <th scope="col">State</th>
+          <th scope="col">Lease until</th>
+          <th scope="col">Last heartbeat</th>
+        </tr>
+      </thead>
+      <tbody>
+        {items.map((w) => (
+          <tr key={w.id} data-testid="work-item" data-work-id={w.id} data-state={w.state}>
+            <td>
+              <code>{w.id}</code>
+              {w.hand && <span className="muted"> hand {w.hand}</span>}
+            </td>
+            {showSession && (
+              <td>
+                {w.environment_name ?? w.environment_id}
+                <br />
+                {w.session_id ? <code>{w.session_id}</code> : <span className="muted">health check</span>}
+              </td>
+            )}
+            <td>{w.worker_id ?? <span className="muted">–</span>}</td>
+            <td className={`work-${w.state}`}>
+              {STATE_WORDS[w.state]}
+              {w.stop_reason && <div className="muted small">{w.stop_reason.replace(/_/g, ' ')}</div>}
+            </td>
+            <td>{w.lease_expires_at ? <time data-testid="work-lease" dateTime={w.lease_expires_at}>{clockTime(w.lease_expires_at)}</time> : <span className="muted">–</span>}</td>
+            <td>{w.latest_heartbeat_at ? <time data-testid="work-heartbeat" dateTime={w.latest_heartbeat_at}>{clockTime(w.latest_heartbeat_at)}</time> : <span className="muted">none yet</span>}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
