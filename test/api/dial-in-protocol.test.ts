@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
-import { allEvents, endedTurn, makeKey, startServe, until } from '../helpers/dial-in';
+import { allEvents, endedTurn, makeKey, startServe, textOf, until } from '../helpers/dial-in';
 import { tmpDir } from '../helpers/tmp';
 
 // The work protocol itself, through the official SDK's `work` client and WorkPoller against
@@ -160,6 +160,23 @@ describe('credentials', () => {
     await expect(w.beta.environments.work.retrieve(item.id, { environment_id: envA })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
     const updated = await client.beta.environments.work.update(item.id, { environment_id: envA, metadata: { owner: 'me' } });
     expect(updated.metadata).toEqual({ owner: 'me' });
+  }, 60_000);
+
+  it("a worker's tool result is redacted like a hand's: its own environment key (a vault value) never reaches the log", async () => {
+    const env = (await client.beta.environments.create({ name: 'leaky', config: { type: 'self_hosted' } as never })).id;
+    const leakyKey = (await makeKey(url, env)).key;
+    const s = await client.beta.sessions.create({ agent: agentId, environment_id: env, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] } as never);
+    const work = asWorker(leakyKey).beta.environments.work;
+    const item = await until('the session to queue work', async () => (await work.poll(env, { block_ms: 999 })) ?? undefined);
+    await work.ack(item.id, { environment_id: env });
+    const w = asWorker(tokenOf(item.secret!));
+    const use = await until('the call', async () => (await allEvents(client, s.id)).find((e) => e.type === 'agent.tool_use'));
+    // What `cat /proc/$PPID/environ` on the worker would print.
+    await w.beta.sessions.events.send(s.id, { events: [{ type: 'user.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: `CORRAL_ENVIRONMENT_KEY=${leakyKey}` }] }] });
+    const done = await endedTurn(client, s.id);
+    const result = done.find((e) => e.type === 'user.tool_result')!;
+    expect(textOf(result)).toMatch(/^CORRAL_ENVIRONMENT_KEY=\[redacted: credential [^\]]+\]$/);
+    expect(JSON.stringify(done)).not.toContain(leakyKey);
   }, 60_000);
 
   it('user.tool_result is refused for sessions whose environment is not self_hosted', async () => {
