@@ -1,3 +1,4 @@
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { expect, test, type Locator } from '@playwright/test';
 import { apiKey, baseURL, client, freshLink } from './helpers';
@@ -11,6 +12,7 @@ import { apiKey, baseURL, client, freshLink } from './helpers';
 test.setTimeout(90_000);
 
 const at = (cell: Locator) => cell.getAttribute('datetime');
+const screens = path.resolve(import.meta.dirname, '..', 'test-results', 'screens');
 
 test("a worker's claim, lease and heartbeats show live in the hands panel and the session view", async ({ page }) => {
   const env = await client.beta.environments.create({ name: 'e2e laptop that dials in', config: { type: 'self_hosted' } as never });
@@ -53,6 +55,7 @@ test("a worker's claim, lease and heartbeats show live in the hands panel and th
   const two = await asItem.beta.environments.work.heartbeat(item.id, { environment_id: env.id, expected_last_heartbeat: one.last_heartbeat, desired_ttl_seconds: 120 });
   await expect(row.getByTestId('work-heartbeat')).toHaveAttribute('datetime', two.last_heartbeat);
   await expect.poll(async () => Date.parse((await at(row.getByTestId('work-lease')))!)).toBeGreaterThan(Date.parse(leaseAtAck!) + 30_000);
+  await page.screenshot({ path: path.join(screens, 'hands-dial-in.png') });
 
   // The session view: its lane is the self_hosted hand, and the State tab shows the same lease live.
   await page.goto(`${await freshLink()}&session=${session.id}`);
@@ -65,6 +68,7 @@ test("a worker's claim, lease and heartbeats show live in the hands panel and th
   await expect(mine.getByTestId('work-heartbeat')).toHaveAttribute('datetime', two.last_heartbeat);
   const three = await asItem.beta.environments.work.heartbeat(item.id, { environment_id: env.id, expected_last_heartbeat: two.last_heartbeat });
   await expect(mine.getByTestId('work-heartbeat')).toHaveAttribute('datetime', three.last_heartbeat);
+  await page.screenshot({ path: path.join(screens, 'session-workers.png') });
 
   // The worker answers the calls (as its runner would), the turn ends, and it lets the item go.
   const uses = async () => (await client.beta.sessions.events.list(session.id, { limit: 1000 })).data.filter((e) => e.type === 'agent.tool_use');

@@ -19,12 +19,10 @@ export function WorkItemsTable({ items, showSession }: { items: readonly UiWorkI
     <table className="hands-table workers-table" data-testid="work-items">
       <thead>
         <tr>
-          <th scope="col">Work item</th>
+          <th scope="col">Work item · worker</th>
           {showSession && <th scope="col">For</th>}
-          <th scope="col">Worker</th>
           <th scope="col">State</th>
-          <th scope="col">Lease until</th>
-          <th scope="col">Last heartbeat</th>
+          <th scope="col">Lease · heartbeat</th>
         </tr>
       </thead>
       <tbody>
@@ -32,22 +30,43 @@ export function WorkItemsTable({ items, showSession }: { items: readonly UiWorkI
           <tr key={w.id} data-testid="work-item" data-work-id={w.id} data-state={w.state}>
             <td>
               <code>{w.id}</code>
-              {w.hand && <span className="muted"> hand {w.hand}</span>}
+              <div className="muted small">
+                {w.hand ? `hand ${w.hand} · ` : ''}
+                {w.worker_id ? `worker ${w.worker_id}` : 'no worker named'}
+              </div>
             </td>
             {showSession && (
               <td>
                 {w.environment_name ?? w.environment_id}
-                <br />
-                {w.session_id ? <code>{w.session_id}</code> : <span className="muted">health check</span>}
+                <div className="small">{w.session_id ? <code>{w.session_id}</code> : <span className="muted">health check</span>}</div>
               </td>
             )}
-            <td>{w.worker_id ?? <span className="muted">–</span>}</td>
             <td className={`work-${w.state}`}>
               {STATE_WORDS[w.state]}
               {w.stop_reason && <div className="muted small">{w.stop_reason.replace(/_/g, ' ')}</div>}
             </td>
-            <td>{w.lease_expires_at ? <time data-testid="work-lease" dateTime={w.lease_expires_at}>{clockTime(w.lease_expires_at)}</time> : <span className="muted">–</span>}</td>
-            <td>{w.latest_heartbeat_at ? <time data-testid="work-heartbeat" dateTime={w.latest_heartbeat_at}>{clockTime(w.latest_heartbeat_at)}</time> : <span className="muted">none yet</span>}</td>
+            <td>
+              <div>
+                until{' '}
+                {w.lease_expires_at ? (
+                  <time data-testid="work-lease" dateTime={w.lease_expires_at}>
+                    {clockTime(w.lease_expires_at)}
+                  </time>
+                ) : (
+                  <span className="muted">–</span>
+                )}
+              </div>
+              <div className="muted small">
+                beat{' '}
+                {w.latest_heartbeat_at ? (
+                  <time data-testid="work-heartbeat" dateTime={w.latest_heartbeat_at}>
+                    {clockTime(w.latest_heartbeat_at)}
+                  </time>
+                ) : (
+                  'none yet'
+                )}
+              </div>
+            </td>
           </tr>
         ))}
       </tbody>
