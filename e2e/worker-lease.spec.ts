@@ -39,6 +39,8 @@ test("a worker's claim, lease and heartbeats show live in the hands panel and th
   const item = (await worker.poll(env.id, { block_ms: 999 }, { headers: { 'anthropic-worker-id': 'e2e-laptop' } }))!;
   expect(item.data).toEqual({ type: 'session', id: session.id });
   await expect(row).toHaveAttribute('data-work-id', item.id);
+  // The worker itself shows as a machine polling this environment.
+  await expect(panel.getByTestId('dial-in-e2e laptop that dials in').locator('[data-testid="worker-seen"][data-worker-id="e2e-laptop"]')).toBeVisible();
   await expect(row).toContainText('e2e-laptop');
   await worker.ack(item.id, { environment_id: env.id });
   await expect(row).toHaveAttribute('data-state', 'starting');

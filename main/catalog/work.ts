@@ -43,6 +43,16 @@ export interface EnvironmentKeyRow {
   credential_id: string | null;
 }
 
+/** A worker seen polling an environment. */
+export interface WorkerPoll {
+  environment_id: string;
+  worker_id: string;
+  last_poll_ms: number;
+}
+
+/** How often, at most, a worker's polls are news to listeners. */
+export const POLL_NEWS_MS = 5000;
+
 type RawWork = Omit<WorkRow, 'metadata'> & { metadata: string };
 const toRow = (r: RawWork | undefined): WorkRow | undefined => (r ? { ...r, metadata: JSON.parse(r.metadata) as Record<string, string> } : undefined);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -54,6 +64,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export class WorkStore {
   private readonly listeners = new Set<(row: WorkRow) => void>();
+  private readonly pollListeners = new Set<(poll: WorkerPoll) => void>();
+  private readonly pollsTold = new Map<string, number>();
 
   constructor(private readonly db: Database) {}
 
@@ -186,6 +198,32 @@ export class WorkStore {
     this.db
       .prepare('INSERT INTO worker_polls (environment_id, worker_id, last_poll_ms) VALUES (?, ?, ?) ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_poll_ms = excluded.last_poll_ms')
       .run(environmentId, workerId, nowMs);
+    // A polling worker asks about once a second: listeners hear of it at most every POLL_NEWS_MS.
+    const k = `${environmentId}\u0000${workerId}`;
+    if (this.pollListeners.size === 0 || nowMs - (this.pollsTold.get(k) ?? -Infinity) < POLL_NEWS_MS) return;
+    this.pollsTold.set(k, nowMs);
+    for (const l of [...this.pollListeners]) {
+      try {
+        l({ environment_id: environmentId, worker_id: workerId, last_poll_ms: nowMs });
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
+  /** Calls `listener` when a worker (named by `Anthropic-Worker-ID`) polls, at most every 5 s per worker. */
+  onPoll(listener: (poll: WorkerPoll) => void): () => void {
+    this.pollListeners.add(listener);
+    return () => this.pollListeners.delete(listener);
+  }
+
+  /** Workers that polled since `sinceMs` (of one environment when named), latest first. */
+  pollers(sinceMs: number, environmentId?: string): WorkerPoll[] {
+    return (
+      environmentId
+        ? this.db.prepare('SELECT * FROM worker_polls WHERE environment_id = ? AND last_poll_ms >= ? ORDER BY last_poll_ms DESC').all(environmentId, sinceMs)
+        : this.db.prepare('SELECT * FROM worker_polls WHERE last_poll_ms >= ? ORDER BY last_poll_ms DESC').all(sinceMs)
+    ) as WorkerPoll[];
   }
 
   /** queued → starting; the lease starts with the ack. False when the item was not queued. */

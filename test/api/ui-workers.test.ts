@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uiServiceFor } from '../../main/api/ui/service';
-import type { UiWorkItem } from '../../main/api/ui/workers-contract';
+import type { UiWorkerSeen, UiWorkItem } from '../../main/api/ui/workers-contract';
 import { startTestServer, type TestServer } from '../helpers/server';
 
 // The window's live view of machines that dial in (the UI contract's watchWorkers stream): a
@@ -27,9 +27,10 @@ describe('watchWorkers', () => {
   it("pushes an item's whole state at each step a worker takes: claimed, acknowledged, each heartbeat (lease and time), stopped", async () => {
     const before = t.host.dialIn.enqueue(envId, null, 'healthcheck');
     const seen: UiWorkItem[] = [];
+    const workers: UiWorkerSeen[] = [];
     const ui = uiServiceFor(t.host);
-    const stop = ui.watch('watchWorkers', { environmentId: envId }, (w) => seen.push(w));
-    const otherSeen: UiWorkItem[] = [];
+    const stop = ui.watch('watchWorkers', { environmentId: envId }, (w) => (w.type === 'work_item' ? seen.push(w) : workers.push(w)));
+    const otherSeen: unknown[] = [];
     const stopOther = ui.watch('watchWorkers', { environmentId: otherEnv }, (w) => otherSeen.push(w));
     // The first picture: what is there already.
     expect(seen.map((w) => [w.id, w.state, w.environment_name])).toEqual([[before.id, 'queued', 'laptop']]);
@@ -37,6 +38,8 @@ describe('watchWorkers', () => {
     const worker = new Anthropic({ baseURL: t.server.url, apiKey: null, authToken: key, maxRetries: 0 }).beta.environments.work;
     const item = (await worker.poll(envId, {}, { headers: { 'anthropic-worker-id': 'laptop-1' } }))!;
     expect(seen.at(-1)).toMatchObject({ id: item.id, state: 'queued', worker_id: 'laptop-1', lease_expires_at: null });
+    // The worker itself, seen polling: a machine ready for work.
+    expect(workers).toEqual([{ type: 'worker', environment_id: envId, environment_name: 'laptop', worker_id: 'laptop-1', last_poll_at: expect.any(String) }]);
     await worker.ack(item.id, { environment_id: envId });
     const acked = seen.at(-1)!;
     expect(acked).toMatchObject({ id: item.id, state: 'starting', latest_heartbeat_at: null });
@@ -70,11 +73,25 @@ describe('watchWorkers', () => {
     expect(item.id).toBe(row.id);
     await worker.ack(item.id, { environment_id: envId });
     const seen: UiWorkItem[] = [];
-    const stop = uiServiceFor(t.host).watch('watchWorkers', {}, (w) => seen.push(w));
+    const stop = uiServiceFor(t.host).watch('watchWorkers', {}, (w) => w.type === 'work_item' && seen.push(w));
     expect(seen.find((w) => w.id === item.id)?.state).toBe('starting');
     // The sweep as a poll, heartbeat or waiting call runs it, a moment after the lease's end.
     t.host.dialIn.work.expireLeases(Date.now() + 10 * 60_000);
     expect(seen.at(-1)).toMatchObject({ id: item.id, state: 'stopped', stop_reason: 'lease_expired' });
+    stop();
+  });
+
+  it("a session's view gets its items only, never the workers polling", async () => {
+    const agent = await t.client.beta.agents.create({ name: 'a', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] });
+    const session = await t.client.beta.sessions.create({ agent: agent.id, environment_id: envId } as never);
+    const got: { type: string; session_id?: string | null }[] = [];
+    const stop = uiServiceFor(t.host).watch('watchWorkers', { sessionId: session.id }, (w) => got.push(w));
+    const mine = t.host.dialIn.enqueue(envId, session.id, 'session', 'main');
+    t.host.dialIn.enqueue(envId, null, 'healthcheck');
+    await new Anthropic({ baseURL: t.server.url, apiKey: null, authToken: key, maxRetries: 0 }).beta.environments.work.poll(envId, {}, { headers: { 'anthropic-worker-id': 'laptop-2' } });
+    expect(got.length).toBeGreaterThan(0);
+    expect(got.every((w) => w.type === 'work_item' && w.session_id === session.id)).toBe(true);
+    expect(got.some((w) => (w as UiWorkItem).id === mine.id)).toBe(true);
     stop();
   });
 

@@ -9,7 +9,7 @@ import { credentialCreateBody, credentialUpdateBody, vaultCreateBody } from '../
 import type { UiCallName, UiStreamName } from './methods';
 import { machineSchemas, type MachineCallOutputs } from './machines-contract';
 import { workerSchemas, type WorkerStreamItems } from './workers-contract';
-export type { UiWorkItem } from './workers-contract';
+export type { UiWorkerSeen, UiWorkItem } from './workers-contract';
 export type { Discovery, DroppedFileResult, DroppedSshHost, ProbeResult } from './machines-contract';
 
 /**

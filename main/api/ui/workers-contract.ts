@@ -8,12 +8,17 @@ import { z } from 'zod';
 const id = z.string().min(1).max(100);
 
 export const workerSchemas = {
-  /** Work items (one environment's or one session's, else all), newest first, then each one again whenever it changes. */
+  /**
+   * Work items (one environment's or one session's, else all), newest first, then each one again
+   * whenever it changes; without a session, also the workers seen polling (the last minute's,
+   * then each again at most every 5 s while it polls).
+   */
   watchWorkers: z.object({ environmentId: id.optional(), sessionId: id.optional() }).strict(),
 };
 
 /** One work item as the window shows it: who holds it, its lease and its last heartbeat. */
 export interface UiWorkItem {
+  type: 'work_item';
   id: string;
   environment_id: string;
   /** The environment's name, when it still exists. */
@@ -36,7 +41,16 @@ export interface UiWorkItem {
   stopped_at: string | null;
 }
 
+/** A worker (named by its `Anthropic-Worker-ID`) seen polling an environment: a machine ready for work. */
+export interface UiWorkerSeen {
+  type: 'worker';
+  environment_id: string;
+  environment_name: string | null;
+  worker_id: string;
+  last_poll_at: string;
+}
+
 /** Item type of the stream above. */
 export interface WorkerStreamItems {
-  watchWorkers: UiWorkItem;
+  watchWorkers: UiWorkItem | UiWorkerSeen;
 }
