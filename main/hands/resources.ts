@@ -155,7 +155,7 @@ async function pointRemoteAtProxy(
   target: ResourceTarget,
   route: { port: number; path: string; url: string },
   signal?: AbortSignal,
-): Promise<'git proxy' | 'direct (the hand cannot reach the git proxy)'> {
+): Promise<string> {
   if (!target.shell) {
     const dir = path.resolve(target.workDir, dest);
     await cloneLocally(from, dir, signal, target.onProgress, repo);
@@ -164,7 +164,9 @@ async function pointRemoteAtProxy(
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
-    const reach = await target.shell.reachHost?.(route.port).catch(() => undefined);
+    // Why it cannot, when the hand says (an adb device without reverse forwarding, say).
+    let why = '';
+    const reach = await target.shell.reachHost?.(route.port).catch((e: unknown) => void (why = `: ${e instanceof Error ? e.message : String(e)}`));
     const url = reach ? `http://${reach.host}:${reach.port}${route.path}` : repo.url;
     await clone(from, path.join(tmp, 'repo'), signal, target.onProgress, repo);
     // Set here, before packing: the hand may have no git of its own to set it with.
@@ -173,7 +175,7 @@ async function pointRemoteAtProxy(
     if (reach) await run('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     target.onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
     await unpack(path.join(tmp, 'repo'), dest, target.shell, target.workDir, signal);
-    return reach ? 'git proxy' : 'direct (the hand cannot reach the git proxy)';
+    return reach ? 'git proxy' : `direct (the hand cannot reach the git proxy${why})`;
   } finally {
     await fs.promises.rm(tmp, { recursive: true, force: true });
   }
