@@ -8,10 +8,11 @@ import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
 import { fitToLog, type DroppedInput } from './fit-event';
 import { capForModel } from '../hands/output-cap';
-import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
+import { ModelError, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
+import { blockToEvent, requestEnd, toolResult, ZERO_USAGE } from './harness-events';
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
-import { retryDelayMs, type RetryPolicy } from './retry';
+import { retryDelayMs, sleep, type RetryPolicy } from './retry';
 import { resultEventFor, resultKey } from './tool-result-event';
 import { callsCutShort, serverBlockEvent, serverToolDefinitions } from './server-tools';
 import type { McpToolDefinition } from '../mcp/names';
@@ -55,8 +56,6 @@ const READ_TOOL_BYTES = 256 * 1024;
 
 /** Corral's own tools that only read the session's log: never held for the user. */
 const ALWAYS_ALLOWED: ReadonlySet<string> = new Set([READ_SESSION_TOOL.name]);
-
-const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
 /**
  * The harness: works out from the log what is pending, and does it — model requests, tool
@@ -375,63 +374,4 @@ export class Harness {
     );
     await this.idle({ type: failure.retryable ? 'retries_exhausted' : 'end_turn' }, err!.seq);
   }
-}
-
-function toolResult(call: LoggedEvent, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
-  return resultEventFor(call, { content: text, isError, details });
-}
-
-function requestEnd(
-  startId: string,
-  isError: boolean,
-  usage: ModelUsage,
-  error?: { type?: ModelFailure['errorType']; message: string; status?: number },
-  stopReason?: string,
-): BrainEventInput {
-  return {
-    type: 'span.model_request_end',
-    model_request_start_id: startId,
-    is_error: isError,
-    model_usage: usage,
-    ...(stopReason ? { stop_reason: stopReason } : {}),
-    ...(error ? { error } : {}),
-  };
-}
-
-/** The event a finished block becomes (`id`: the one its live text already named). */
-function blockToEvent(
-  block: FinishedBlock,
-  customNames: Set<string>,
-  id: string | undefined,
-  mcp: ReadonlyMap<string, McpToolDefinition>,
-  evaluate: (name: string, mcpTool?: McpToolDefinition) => ReturnType<typeof evaluateCall>,
-): BrainEventInput | undefined {
-  const named = id ? { id } : {};
-  switch (block.type) {
-    case 'text':
-      return block.text ? { type: 'agent.message', ...named, content: [{ type: 'text', text: block.text }] } : undefined;
-    case 'thinking':
-      return { type: 'agent.thinking', ...named, thinking: block.thinking, signature: block.signature };
-    case 'redacted_thinking':
-      return { type: 'agent.thinking', ...named, redacted: true };
-    case 'tool_use': {
-      const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
-      const tool = mcp.get(block.name);
-      if (tool) return { type: 'agent.mcp_tool_use', ...call, name: tool.tool_name, mcp_server_name: tool.mcp_server_name, ...evaluate(block.name, tool) };
-      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call, ...evaluate(block.name) };
-    }
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }
