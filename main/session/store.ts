@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { EventAppender } from './append';
 import { newId } from '../db/ids';
 import type { Page } from '../db/pagination';
@@ -65,6 +65,7 @@ export class SessionLog {
   private readonly rows: SessionRows;
   private readonly appender: EventAppender;
   private readonly byId: Statement;
+  private readonly appendTx: Transaction<SessionLog['appendInTx']>;
 
   constructor(private readonly db: Database) {
     this.reader = new EventReader(db);
@@ -72,6 +73,7 @@ export class SessionLog {
     this.rows = new SessionRows(db);
     this.appender = new EventAppender(db, this.rows);
     this.byId = db.prepare('SELECT session_id, seq, body FROM events WHERE id = ?');
+    this.appendTx = db.transaction((sessionId, events, key) => this.appendInTx(sessionId, events, key));
   }
 
   // ---- sessions ----
@@ -279,21 +281,20 @@ export class SessionLog {
     if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
       throw new LogInputError('an idempotency key must be a string of 1 to 255 characters');
     }
-    let fresh = false;
-    const out = this.db
-      .transaction(() => {
-        const row = this.rows.find(sessionId);
-        if (!row) throw new SessionNotFoundError(sessionId);
-        if (idempotencyKey !== undefined) {
-          const prior = this.appender.findByKey(this.segments(sessionId), idempotencyKey, events.length);
-          if (prior) return prior;
-        }
-        fresh = true;
-        return this.appender.appendLocked(row, events, idempotencyKey);
-      })
-      .immediate();
+    const { out, fresh } = this.appendTx.immediate(sessionId, events, idempotencyKey);
     if (fresh) this.publish(sessionId, out);
     return out;
+  }
+
+  /** emitEvents' transaction body (made into a transaction once: better-sqlite3 builds a wrapper per `transaction` call). */
+  private appendInTx(sessionId: string, events: readonly EventInput[], idempotencyKey: string | undefined): { out: LoggedEvent[]; fresh: boolean } {
+    const row = this.rows.find(sessionId);
+    if (!row) throw new SessionNotFoundError(sessionId);
+    if (idempotencyKey !== undefined) {
+      const prior = this.appender.findByKey(this.segments(sessionId), idempotencyKey, events.length);
+      if (prior) return { out: prior, fresh: false };
+    }
+    return { out: this.appender.appendLocked(row, events, idempotencyKey), fresh: true };
   }
 
   /** A positional slice of the session's log (see EventSlice). */
