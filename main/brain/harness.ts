@@ -10,6 +10,7 @@ import { fitToLog, type DroppedInput } from './fit-event';
 import { capForModel } from '../hands/output-cap';
 import { ModelError, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
 import { blockToEvent, requestEnd, toolResult, ZERO_USAGE } from './harness-events';
+import { BlockAppends } from './block-appends';
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
 import { retryDelayMs, sleep, type RetryPolicy } from './retry';
@@ -243,7 +244,8 @@ export class Harness {
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const offered = new Set(tools.map((t) => t.name));
     const evaluate = (name: string, mcp?: McpToolDefinition) => (mcp ? evaluateMcpCall(mcp.mcp_server_name, mcp.tool_name, cfg.permissions) : evaluateCall(name, offered, cfg.permissions, ALWAYS_ALLOWED));
-    const logged: LoggedEvent[] = [];
+    const blocks = new BlockAppends((events, key) => this.emit(events, key), started, this.loggedHere);
+    const logged = blocks.logged;
     const signal = this.abort.signal;
     // Text and thinking blocks get their event id when they start, so live text can name the
     // event it will become.
@@ -264,11 +266,7 @@ export class Harness {
           },
           onBlock: async (block, index) => {
             const input = serverBlockEvent(block, logged) ?? blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
-            if (!input) return;
-            const start = await started;
-            const [e] = await this.emit([input], `blk:${start.id}:${index}`);
-            if ((e!.type === 'agent.tool_use' && !e!.server_block) || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
-            logged.push(e!);
+            if (input) await blocks.add(input, index);
           },
           onTextDelta: (index, text) => {
             const id = ids.get(index);
@@ -279,6 +277,7 @@ export class Harness {
       );
     } catch (err) {
       const failure: ModelFailure = err instanceof ModelError ? err.failure : { errorType: 'model_request_failed_error', message: String(err), retryable: true };
+      await blocks.settled().catch(() => {});
       await this.afterFailure(await started, failure, logged, a);
       return;
     }
@@ -292,6 +291,8 @@ export class Harness {
     const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
     first?.catch(() => {}); // awaited below, after the end
     await ended;
+    // A call's append failing is the host refusing this brain's own event: the step fails.
+    await blocks.settled();
     for (const tu of logged.filter((e) => e.type === 'agent.tool_use' && e.evaluated_permission === 'deny')) {
       await this.emit([toolResult(tu, notAvailableText(String(tu.name)), true)], resultKey(tu.id));
     }
