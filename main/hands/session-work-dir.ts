@@ -5,11 +5,11 @@ import { MAIN_HAND } from './membership';
 
 /**
  * Kinds whose default work folder is shared by every session that connects: one SSH host (the
- * same user's `~/corral-work`) serves many sessions at once, so without a folder of its own a
- * second session's repository could land in — or be "kept" from — the first one's. A container
- * is per session already. adb devices share theirs too but are another helper's kind today.
+ * same user's `~/corral-work`) and one device (`/data/local/tmp/corral`) serve many sessions at
+ * once, so without a folder of its own a second session's repository could land in — or be
+ * "kept" from — the first one's. A container is per session already.
  */
-const PER_SESSION_KINDS = new Set(['ssh']);
+const PER_SESSION_KINDS = new Set(['ssh', 'adb']);
 
 /**
  * A remote hand's work folder when its environment names no `working_dir` (one that does is
