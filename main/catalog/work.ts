@@ -52,6 +52,9 @@ export interface WorkerPoll {
 
 /** How often, at most, a worker's polls are news to listeners. */
 export const POLL_NEWS_MS = 5000;
+/** Workers remembered per environment (the most recent pollers), and how often that is enforced. */
+export const MAX_POLLERS_KEPT = 256;
+const PRUNE_EVERY = 256;
 
 type RawWork = Omit<WorkRow, 'metadata'> & { metadata: string };
 const toRow = (r: RawWork | undefined): WorkRow | undefined => (r ? { ...r, metadata: JSON.parse(r.metadata) as Record<string, string> } : undefined);
@@ -66,6 +69,7 @@ export class WorkStore {
   private readonly listeners = new Set<(row: WorkRow) => void>();
   private readonly pollListeners = new Set<(poll: WorkerPoll) => void>();
   private readonly pollsTold = new Map<string, number>();
+  private pollsNoted = 0;
 
   constructor(private readonly db: Database) {}
 
@@ -198,6 +202,9 @@ export class WorkStore {
     this.db
       .prepare('INSERT INTO worker_polls (environment_id, worker_id, last_poll_ms) VALUES (?, ?, ?) ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_poll_ms = excluded.last_poll_ms')
       .run(environmentId, workerId, nowMs);
+    // Worker ids are the caller's choice: a key holder inventing a new one per poll must not grow
+    // the table or the map without end. Every so often keep only the most recent per environment.
+    if (++this.pollsNoted % PRUNE_EVERY === 0) this.prunePollers(environmentId, nowMs);
     // A polling worker asks about once a second: listeners hear of it at most every POLL_NEWS_MS.
     const k = `${environmentId}\u0000${workerId}`;
     if (this.pollListeners.size === 0 || nowMs - (this.pollsTold.get(k) ?? -Infinity) < POLL_NEWS_MS) return;
@@ -209,6 +216,13 @@ export class WorkStore {
         // a listener's failure is its own
       }
     }
+  }
+
+  private prunePollers(environmentId: string, nowMs: number): void {
+    this.db
+      .prepare('DELETE FROM worker_polls WHERE environment_id = ? AND worker_id NOT IN (SELECT worker_id FROM worker_polls WHERE environment_id = ? ORDER BY last_poll_ms DESC LIMIT ?)')
+      .run(environmentId, environmentId, MAX_POLLERS_KEPT);
+    for (const [k, at] of this.pollsTold) if (nowMs - at >= POLL_NEWS_MS) this.pollsTold.delete(k);
   }
 
   /** Calls `listener` when a worker (named by `Anthropic-Worker-ID`) polls, at most every 5 s per worker. */

@@ -7,6 +7,8 @@ import { ApiError, notFound } from '../errors';
 import { jsonBody, queryInt } from '../request';
 import { principalOf } from '../work-auth';
 
+const MAX_WORKER_ID = 256;
+
 /** The API's work item (`BetaSelfHostedWork`), plus Corral's `stop_reason` and `lease_expires_at`. */
 export function workToApi(w: WorkRow, secret: string | null = null): Record<string, unknown> {
   return {
@@ -94,7 +96,10 @@ export function workRoutes(host: Host): Hono {
     const blockMs = queryInt(c, 'block_ms', { min: 1, max: 999 }) ?? 0;
     const reclaimMs = queryInt(c, 'reclaim_older_than_ms', { min: 0, max: 24 * 3600_000 }) ?? DEFAULT_RECLAIM_MS;
     const p = principalOf(c);
-    const got = await dialIn.poll(env.id, { blockMs, reclaimMs, workerId: c.req.header('anthropic-worker-id') ?? null, signal: c.req.raw.signal, keyId: p.kind === 'environment_key' ? p.keyId : undefined });
+    const workerId = c.req.header('anthropic-worker-id') ?? null;
+    // Kept per worker (the hands panel, stats): an id is a name, not a place for kilobytes.
+    if (workerId !== null && workerId.length > MAX_WORKER_ID) throw new ApiError('invalid_request_error', `anthropic-worker-id: at most ${MAX_WORKER_ID} characters`);
+    const got = await dialIn.poll(env.id, { blockMs, reclaimMs, workerId, signal: c.req.raw.signal, keyId: p.kind === 'environment_key' ? p.keyId : undefined });
     return c.json(got ? workToApi(got.row, got.secret) : null);
   });
   app.get('/:env/work/stats', (c) => {
