@@ -12,6 +12,7 @@ import type { VaultKeyWrapper } from './keys';
 import { EgressProxy, type EgressOptions } from './egress-proxy';
 import { GitProxy } from './git-proxy';
 import { ProxyCapabilities } from './proxy-caps';
+import { ModelKeyCache } from './model-key-cache';
 import { ModelProxy } from './model-proxy';
 import { Vault } from './vault';
 import { sshKeysFor } from './ssh-keys';
@@ -52,7 +53,9 @@ export interface HostVaultOptions {
 
 export function startHostVault(opts: HostVaultOptions): HostVault {
   const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper, ...(opts.env ? { env: opts.env } : {}) });
-  const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
+  // The key is looked up once per session until the vault or the session's record changes.
+  const modelKeys = new ModelKeyCache(vault, opts.log);
+  const modelProxy = new ModelProxy({ keys: modelKeys, upstream: opts.upstream });
   // One set of capabilities for both proxies; a session that ended (deleted, archived) has none.
   const alive = (id: string) => {
     const s = opts.log.findSession(id);
@@ -117,6 +120,7 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
     close: async () => {
       unregister();
       unwatch();
+      modelKeys.close();
       gateway.close();
       vault.close();
       await Promise.all([modelProxy.close(), gitProxy.close(), egressProxy.close()]);

@@ -42,6 +42,17 @@ const parse = <T extends { record: unknown }>(row: Raw<T> | undefined): T | unde
 
 /** The vault's tables. SQL only; sealing, checks and meaning are in vault.ts. */
 export class VaultStore {
+  /**
+   * Bumped by every write that can change which credential a session resolves to (vaults,
+   * credentials, settings, the keyring; not `touchCredential`): caches of resolutions compare it.
+   */
+  private writes = 0;
+
+  /** The write counter (see `writes`). */
+  get generation(): number {
+    return this.writes;
+  }
+
   constructor(private readonly db: Database) {}
 
   transaction<T>(fn: () => T): T {
@@ -55,6 +66,7 @@ export class VaultStore {
   }
 
   setKeyring(k: KeyringRow): void {
+    this.writes++;
     this.db
       .prepare(
         `INSERT INTO vault_keyring (id, mode, kdf, salt, check_value, created_at) VALUES (1, ?, ?, ?, ?, ?)
@@ -68,6 +80,7 @@ export class VaultStore {
   }
 
   setSetting(name: string, value: string | null): void {
+    this.writes++;
     if (value === null) this.db.prepare('DELETE FROM vault_settings WHERE name = ?').run(name);
     else this.db.prepare('INSERT INTO vault_settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value').run(name, value);
   }
@@ -75,6 +88,7 @@ export class VaultStore {
   // --- vaults
 
   insertVault(id: string, record: VaultRow['record']): VaultRow {
+    this.writes++;
     const now = new Date().toISOString();
     this.db.prepare('INSERT INTO vaults (id, created_at, updated_at, record) VALUES (?, ?, ?, ?)').run(id, now, now, JSON.stringify(record));
     return this.vault(id)!;
@@ -85,16 +99,19 @@ export class VaultStore {
   }
 
   updateVault(id: string, record: VaultRow['record']): void {
+    this.writes++;
     this.db.prepare('UPDATE vaults SET record = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(record), new Date().toISOString(), id);
   }
 
   archiveVault(id: string): void {
+    this.writes++;
     const now = new Date().toISOString();
     this.db.prepare('UPDATE vaults SET archived_at = coalesce(archived_at, ?), updated_at = ? WHERE id = ?').run(now, now, id);
   }
 
   /** Removes a vault and its credentials (sealed values included). */
   deleteVault(id: string): boolean {
+    this.writes++;
     this.db.prepare('DELETE FROM vault_credentials WHERE vault_id = ?').run(id);
     return this.db.prepare('DELETE FROM vaults WHERE id = ?').run(id).changes > 0;
   }
@@ -108,6 +125,7 @@ export class VaultStore {
   // --- credentials
 
   insertCredential(row: Omit<CredentialRow, 'created_at' | 'updated_at' | 'archived_at' | 'last_used_at'>): void {
+    this.writes++;
     const now = new Date().toISOString();
     try {
       this.db
@@ -126,15 +144,18 @@ export class VaultStore {
   }
 
   updateCredential(id: string, record: CredentialRow['record'], secret: Buffer): void {
+    this.writes++;
     this.db.prepare('UPDATE vault_credentials SET record = ?, secret = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(record), secret, new Date().toISOString(), id);
   }
 
   archiveCredential(id: string): void {
+    this.writes++;
     const now = new Date().toISOString();
     this.db.prepare('UPDATE vault_credentials SET archived_at = coalesce(archived_at, ?), updated_at = ? WHERE id = ?').run(now, now, id);
   }
 
   deleteCredential(vaultId: string, id: string): boolean {
+    this.writes++;
     return this.db.prepare('DELETE FROM vault_credentials WHERE id = ? AND vault_id = ?').run(id, vaultId).changes > 0;
   }
 

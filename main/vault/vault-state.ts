@@ -136,6 +136,17 @@ export class VaultState {
 
   protected get env(): NodeJS.ProcessEnv { return this.opts.env ?? process.env; }
 
+  /**
+   * Changes when what a credential resolution reads may have changed: any write to the vault's
+   * tables, or the key opening. With the session's record and the environment's key variables
+   * (model-key-cache.ts), it is everything `modelKey` depends on.
+   */
+  // Both counters only grow, so their sum changes whenever either does.
+  get resolutionGeneration(): number { return this.store.generation + this.version; }
+
+  /** The environment the model-key fallback reads (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`). */
+  get keyEnvironment(): NodeJS.ProcessEnv { return this.env; }
+
   protected openSecret(row: CredentialRow): AnySecret {
     if (!this.key) throw new VaultLockedError('the vault is locked');
     return JSON.parse(open(this.key, row.secret, aadOf(row.vault_id, row.id)).toString('utf8')) as AnySecret;
