@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brainEnvironment } from '../vault/brain-env';
+import { brainExecArgv } from './brain-v8';
 import type { BrainChild } from './supervisor';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -28,7 +29,7 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
   // Inside Electron, fork runs the Electron binary: make it behave as Node.
   if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
   const child = fork(entry, [sessionId], {
-    execArgv,
+    execArgv: brainExecArgv(execArgv),
     env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'json',

@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { Logger } from '../logging/logger';
 import { brainBaseEnvironment, brainCapability } from '../vault/brain-env';
 import { brainChildOf } from './brain-fork';
+import { brainExecArgv } from './brain-v8';
 import type { BrainPrime } from './ipc-protocol';
 import type { BrainChild } from './supervisor';
 
@@ -96,7 +97,7 @@ export class BrainPool {
     delete env.ANTHROPIC_BASE_URL;
     // Inside Electron, fork runs the Electron binary: make it behave as Node.
     if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
-    const child = fork(this.opts.entry, [], { execArgv: this.opts.execArgv ?? [], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    const child = fork(this.opts.entry, [], { execArgv: brainExecArgv(this.opts.execArgv), env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     if (child.pid) {
       try {
         os.setPriority(child.pid, BRAIN_NICENESS);
