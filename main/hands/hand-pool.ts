@@ -118,6 +118,8 @@ export class HandPool {
   private readonly making = new Set<Promise<void>>();
   private rescanTimer?: NodeJS.Timeout;
   private seq = 0;
+  private readonly listeners = new Set<(state: HandPoolState[]) => void>();
+  private telling = false;
 
   constructor(private readonly opts: HandPoolOptions) {}
 
@@ -174,6 +176,7 @@ export class HandPool {
     }
     if (!hit) {
       pool.misses += 1;
+      this.changed();
       this.fill();
       return undefined;
     }
@@ -183,9 +186,11 @@ export class HandPool {
     if (hit.keys && !(await this.sameKeys(hit.keys, sessionId))) {
       pool.ready.unshift(hit);
       pool.misses += 1;
+      this.changed();
       return undefined;
     }
     pool.taken += 1;
+    this.changed();
     // Not at once: the session that took the hand is about to use it (and its brain the host),
     // and a clone and unpack for the replacement would compete with them for the CPU.
     setTimeout(() => this.fill(), this.opts.refillDelayMs ?? 1000).unref();
@@ -199,6 +204,32 @@ export class HandPool {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * Each pool's state now, then again whenever it changes (a hand being made, ready, taken, lost,
+   * a miss, a failure): the window's live view. Changes within one turn are told once.
+   */
+  subscribe(listener: (state: HandPoolState[]) => void): () => void {
+    this.listeners.add(listener);
+    listener(this.state());
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    if (this.telling || this.listeners.size === 0) return;
+    this.telling = true;
+    setImmediate(() => {
+      this.telling = false;
+      const state = this.state();
+      for (const l of this.listeners) {
+        try {
+          l(state);
+        } catch {
+          // A listener's failure is its own (a closed window).
+        }
+      }
+    });
   }
 
   /** Each environment's pool, for the hands panel. */
@@ -219,6 +250,7 @@ export class HandPool {
   /** Stops making hands and closes every hand not given out, waiting for those being made. */
   async stop(): Promise<void> {
     this.ctrl.abort();
+    this.listeners.clear();
     clearInterval(this.rescanTimer);
     await Promise.allSettled([...this.making]);
     const all = [...this.pools.values()].flatMap((p) => p.ready.splice(0));
@@ -227,9 +259,11 @@ export class HandPool {
 
   private makeOne(pool: EnvPool): void {
     pool.provisioning += 1;
+    this.changed();
     const job = this.provision(pool).finally(() => {
       pool.provisioning -= 1;
       this.making.delete(job);
+      this.changed();
       // A hand made for what is no longer wanted was dropped: make the right one (failures back off instead).
       if (pool.failures === 0 && pool.ready.length + pool.provisioning < pool.size) this.fill();
     });
@@ -278,6 +312,7 @@ export class HandPool {
         const at = pool.ready.indexOf(entry);
         if (at < 0) return;
         pool.ready.splice(at, 1);
+        this.changed();
         this.opts.logger?.warn({ environment_id: pool.id, pool_hand: id, reason }, 'pooled hand lost while waiting');
         this.fill();
       });
