@@ -30,14 +30,30 @@ export function sizePools(o: TtftOptions, decoupled: SessionTiming[], wallMs: nu
     // Takes per ms for one environment of this kind (per-worker ones see a worker's share).
     const rate = tools.length / Math.max(1, wallMs) / (e.perWorker ? o.concurrency : 1);
     const inFlight = e.perWorker ? 1 : Math.max(1, Math.ceil(o.concurrency / (o.toolEvery * kinds)));
-    const during = Number.isFinite(refillMs) ? Math.ceil(rate * refillMs) : 1;
+    // Arrivals while one is made, as a Poisson count: enough for 95% of refills, not just the mean
+    // (a pool sized for the mean runs dry about half the time its demand is above it).
+    const during = Number.isFinite(refillMs) ? poissonQuantile(rate * refillMs, 0.95) : 1;
     const demand = Math.min(16, inFlight + during);
     const size = fixed ?? demand;
-    const why = `${inFlight} at once + ${during} while one is made (${fmt(rate * 1000, 2)} takes/s × ${Number.isFinite(refillMs) ? fmt(refillMs / 1000, 1) : '?'} s to make one)`;
+    const why = `${inFlight} at once + ${during} while one is made (95% of the time, at ${fmt(rate * 1000, 2)} takes/s × ${Number.isFinite(refillMs) ? fmt(refillMs / 1000, 1) : '?'} s to make one)`;
     const note =
       size >= demand
         ? `${e.name}: pool of ${size} per environment for a demand of ${demand} (${why})`
         : `${e.name}: pool of ${size} per environment is SMALLER than the demand of ${demand} (${why}): sessions will find it empty and wait for a full provisioning; the 50 ms first-tool-call target cannot be met with it`;
     return { kind: e.name, size, demand, fixed: fixed !== undefined, note };
   });
+}
+
+/** The smallest k with P(X ≤ k) ≥ q for X ~ Poisson(mean). */
+export function poissonQuantile(mean: number, q: number): number {
+  if (!(mean > 0)) return 0;
+  let p = Math.exp(-mean);
+  let cdf = p;
+  let k = 0;
+  while (cdf < q && k < 64) {
+    k += 1;
+    p *= mean / k;
+    cdf += p;
+  }
+  return k;
 }

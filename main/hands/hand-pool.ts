@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import posix from 'node:path/posix';
 import type { EnvironmentStore } from '../catalog/environments';
 import type { Logger } from '../logging/logger';
@@ -121,7 +122,10 @@ export class HandPool {
   private readonly listeners = new Set<(state: HandPoolState[]) => void>();
   private telling = false;
 
-  constructor(private readonly opts: HandPoolOptions) {}
+  constructor(private readonly opts: HandPoolOptions) {
+    // Every hand being made listens to it (connect, clone): a pool of many is not a leak.
+    setMaxListeners(256, this.ctrl.signal);
+  }
 
   /** Whether any environment has a pool configured. */
   get enabled(): boolean {
