@@ -72,7 +72,7 @@ async function startModel(firstTokenMs: string) {
  * full (container or connection, clone, set-up) before its first brain starts, as a harness
  * inside its container must; decoupled: the normal host, hands provisioned at first use.
  */
-export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number }> {
+export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; poolEnd?: unknown[] }> {
   const model = await startModel(o.firstTokenMs);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
@@ -170,10 +170,13 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     }
   };
   const t0 = now();
+  let poolEnd: unknown[] | undefined;
   try {
     await Promise.all(Array.from({ length: o.concurrency }, (_, k) => worker(k)));
   } finally {
     stop();
+    // What the pools went through (misses, failures and why), for the report.
+    if (mode === 'pooled') poolEnd = host.hands.pool.state().map(({ environment_id: _id, ...p }) => p);
     await host.close();
     pool.stop();
     await model.stop();
@@ -181,7 +184,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
   // How long the sessions took together: the pool sizing's rate of takes (ttft-pool-size.ts).
-  return Object.assign(out, { wallMs: now() - t0 });
+  return Object.assign(out, { wallMs: now() - t0, ...(poolEnd ? { poolEnd } : {}) });
 }
 
 /**

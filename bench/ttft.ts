@@ -80,6 +80,7 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
     o.handPool = Object.fromEntries(sizing.map((p) => [p.kind, p.size]));
     pooled = await runMode('pooled', o);
     log(`pooled: done (${pooled.length} sessions, pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
+    log(`the pools at the end: ${JSON.stringify(pooled.poolEnd)}`);
   } finally {
     release();
     await fs.promises.rm(scratch, { recursive: true, force: true });
