@@ -120,6 +120,8 @@ async function main(): Promise<void> {
         passphrase: secrets.CORRAL_VAULT_PASSPHRASE,
         // The model-key fallback, from memory: no longer in any environment.
         env: { ...process.env, ANTHROPIC_API_KEY: secrets.ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN: secrets.ANTHROPIC_AUTH_TOKEN },
+        // The API's own port is never a destination of the hands' egress proxy, whatever a credential names.
+        egress: { ownPorts: [server.port] },
       },
     });
   } catch (err) {

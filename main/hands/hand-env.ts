@@ -4,6 +4,9 @@
  * swaps them for the values (main/vault/egress-proxy.ts). Never a secret value.
  */
 
+import type { SandboxNet } from './local/sandbox-relays';
+import type { SandboxPolicy } from './local/sandbox';
+
 /** How a hand reaches a port on this machine's loopback (undefined: it cannot). */
 export type ReachHost = (port: number) => Promise<{ host: string; port: number } | undefined>;
 
@@ -14,6 +17,8 @@ export type ReachHost = (port: number) => Promise<{ host: string; port: number }
 export interface VaultSshKey {
   /** The credential's name and id, for messages. */
   name: string;
+  /** The credential's id (an `ssh` environment's `identity_credential_id` names one). */
+  id?: string;
   privateKey: string;
   passphrase?: string;
   used(target: string): void;
@@ -29,6 +34,17 @@ export interface HandEnvSource {
   sshKeys?(sessionId: string | undefined, host: string): Promise<VaultSshKey[]>;
   /** `placeCa` puts the egress CA on a remote hand; without it the hand runs on this machine. */
   envFor(sessionId: string, reach: ReachHost, placeCa?: PlaceCa): Promise<Record<string, string>>;
+  /**
+   * A sandboxed local hand's routes to the git and egress proxies (through the sandbox gateway),
+   * given the hand's own allow list; undefined when the session needs none.
+   */
+  sandboxNet?(sessionId: string, allowedHosts: readonly string[]): Promise<SandboxNet | undefined>;
+}
+
+/** A sandboxed local hand's policy with the session's proxy routes added (hands/local/sandbox-relays.ts). */
+export async function withSandboxNet(policy: SandboxPolicy, source: HandEnvSource | undefined, sessionId: string): Promise<SandboxPolicy> {
+  const net = await source?.sandboxNet?.(sessionId, policy.allowedHosts);
+  return net ? { ...policy, net } : policy;
 }
 
 /** A local hand reaches loopback unless sandboxed (the sandbox's own proxy never connects to loopback). */

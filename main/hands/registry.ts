@@ -13,7 +13,7 @@ import { applyResources, type RepoRouter, type ResourceTarget } from './resource
 import { HandPool, type PooledHand } from './hand-pool';
 import { takePooledHand } from './hand-pool-take';
 import { progressToLog } from './provision-progress';
-import { localReach, placeCaOnShell, type HandEnvSource } from './hand-env';
+import { localReach, placeCaOnShell, withSandboxNet, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
 import { writeTextFile, type TextFilter } from './write-text';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
@@ -335,7 +335,7 @@ export class HandRegistry {
         const off = this.opts.sandbox === false ? 'the sandbox is turned off for this host' : config.sandbox === false ? 'the sandbox is turned off for this environment (sandbox: false)' : undefined;
         const hand = createLocalHand({
           workDir,
-          sandbox: off ? false : sandboxPolicy(this.places, config),
+          sandbox: off ? false : await withSandboxNet(sandboxPolicy(this.places, config), this.opts.handEnv, sessionId),
           sandboxOffReason: off,
           tmpDir: path.join(this.opts.workRoot, '.tmp', `${sessionId}-${spec.name}`),
           env: { ...(config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, localReach(!off))) },

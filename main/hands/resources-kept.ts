@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { hostGitEnv } from '../child-env';
 import { shq } from './remote/shell-hand';
 import type { ResourceTarget } from './resources';
+import { relayRemote, runsSandboxed } from './local/sandbox-git';
 
 const run = promisify(execFile);
 /** The host's git with the same allowlisted environment as its clones (resources.ts). */
@@ -24,7 +25,7 @@ export type Kept = { kept: false } | { kept: true; remote?: string; note?: strin
 export async function keepExistingClone(
   dest: string,
   target: ResourceTarget,
-  route: { port: number; path: string } | undefined,
+  route: { port: number; path: string; boundPath?: string } | undefined,
   signal?: AbortSignal,
 ): Promise<Kept> {
   // Only a clone made through the proxy for this session can be recognised as its own.
@@ -32,8 +33,10 @@ export async function keepExistingClone(
   if (!target.shell) {
     const dir = path.resolve(target.workDir, dest);
     const config = await fs.promises.readFile(path.join(dir, '.git', 'config'), 'utf8').catch(() => '');
-    if (!config.includes(route.path)) return { kept: false };
-    const url = `http://127.0.0.1:${route.port}${route.path}`;
+    // A sandboxed hand's clone names the sandbox's relay; the work folder is the session's own.
+    const relay = route.boundPath ? relayRemote(route.boundPath) : undefined;
+    if (!config.includes(route.path) && !(relay && config.includes(relay))) return { kept: false };
+    const url = relay && (await runsSandboxed(target.hand)) ? relay : `http://127.0.0.1:${route.port}${route.path}`;
     try {
       await git('git', ['-C', dir, 'remote', 'set-url', 'origin', url], { signal });
       await git('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal });

@@ -10,6 +10,7 @@ import type { Hand } from './types';
 import { hostGitEnv } from '../child-env';
 import { GitProgressParser, isGitProgressLine, type ProvisionProgress } from './provision-progress';
 import { keepExistingClone } from './resources-kept';
+import { relayRemote, runsSandboxed, scrubReflogs } from './local/sandbox-git';
 
 /** A session's repository resource (the API's github_repository). */
 export interface RepoResource {
@@ -50,7 +51,7 @@ export function repoKey(r: RepoResource): string {
 /** Routes a session's repository through the host's authenticating git proxy (main/vault/git-proxy.ts). */
 export interface RepoRouter {
   /** The route when the session's vaults hold a token for the repository; undefined otherwise. */
-  route(sessionId: string, url: string): Promise<{ port: number; path: string; url: string } | undefined>;
+  route(sessionId: string, url: string): Promise<{ port: number; path: string; url: string; boundPath?: string } | undefined>;
 }
 
 /** A repository larger than this (as a tar, history included) is not shipped to a hand. */
@@ -153,18 +154,25 @@ async function pointRemoteAtProxy(
   from: RepoResource,
   dest: string,
   target: ResourceTarget,
-  route: { port: number; path: string; url: string },
+  route: { port: number; path: string; url: string; boundPath?: string },
   signal?: AbortSignal,
-): Promise<'git proxy' | 'direct (the hand cannot reach the git proxy)'> {
+): Promise<string> {
   if (!target.shell) {
     const dir = path.resolve(target.workDir, dest);
     await cloneLocally(from, dir, signal, target.onProgress, repo);
+    // A sandboxed hand reaches the proxy only through its relay, bound to the session (no capability).
+    if (route.boundPath && (await runsSandboxed(target.hand))) {
+      await run('git', ['-C', dir, 'remote', 'set-url', 'origin', relayRemote(route.boundPath)], { signal, what: 'git remote set-url' });
+      await scrubReflogs(path.join(dir, '.git'), route.url, relayRemote(route.boundPath));
+    }
     await run('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     return 'git proxy';
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
-    const reach = await target.shell.reachHost?.(route.port).catch(() => undefined);
+    // Why it cannot, when the hand says (an adb device without reverse forwarding, say).
+    let why = '';
+    const reach = await target.shell.reachHost?.(route.port).catch((e: unknown) => void (why = `: ${e instanceof Error ? e.message : String(e)}`));
     const url = reach ? `http://${reach.host}:${reach.port}${route.path}` : repo.url;
     await clone(from, path.join(tmp, 'repo'), signal, target.onProgress, repo);
     // Set here, before packing: the hand may have no git of its own to set it with.
@@ -173,7 +181,7 @@ async function pointRemoteAtProxy(
     if (reach) await run('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     target.onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
     await unpack(path.join(tmp, 'repo'), dest, target.shell, target.workDir, signal);
-    return reach ? 'git proxy' : 'direct (the hand cannot reach the git proxy)';
+    return reach ? 'git proxy' : `direct (the hand cannot reach the git proxy${why})`;
   } finally {
     await fs.promises.rm(tmp, { recursive: true, force: true });
   }

@@ -18,10 +18,11 @@ import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { ResolvedCredential } from './vault';
 import type { CredentialPurpose } from './scope';
-import { EgressCa } from './egress-ca';
+import { EgressCa, type CaSealer } from './egress-ca';
 import { forward, namesHost, refuse } from './egress-forward';
 import { checkTarget, type Verdict } from './egress-guard';
 import { listenRemembered, ProxyCapabilities } from './proxy-caps';
+import { onAllowList } from './allow-list';
 
 /** What the proxy needs from the vault. */
 export interface EgressSource {
@@ -36,9 +37,21 @@ export interface EgressOptions {
   upstreamCa?: string;
   /** `host:port` on this machine reachable without a credential naming the host: tests' loopback servers. */
   allowLocal?: string[];
+  /** Ports of this machine's servers the proxy must never forward to besides its own and the other proxies': the API server's (serve gives it). */
+  ownPorts?: number[];
+  /** The host's capabilities, shared with the git proxy (one key, one revocation list); default: its own. */
+  caps?: ProxyCapabilities;
+  /** Seals the CA's private key with the vault's key (the host gives the vault); without it the key file is plain PEM. */
+  sealer?: CaSealer;
 }
 
 const USER = 'corral';
+
+/** Who is asking: the session, and for a sandboxed hand the allow list it must stay within. */
+interface Asker {
+  sessionId: string;
+  allowed?: readonly string[];
+}
 
 /** What a terminated tunnel is for. */
 interface Tunnel {
@@ -61,14 +74,17 @@ export class EgressProxy {
   /** Ports of the host's own servers: never a destination on this machine. */
   private readonly ownPorts = new Set<number>();
   private readonly allowLocal: Set<string>;
+  /** Connections from the sandbox gateway, bound to a session and its hand's allow list. */
+  private readonly bound = new WeakMap<object, Asker>();
 
   constructor(
     private readonly source: EgressSource,
     private readonly opts: EgressOptions = {},
   ) {
-    if (opts.dataDir) this.ca = new EgressCa(opts.dataDir);
-    this.caps = new ProxyCapabilities(opts.dataDir);
+    if (opts.dataDir) this.ca = new EgressCa(opts.dataDir, opts.sealer);
+    this.caps = opts.caps ?? new ProxyCapabilities(opts.dataDir);
     this.allowLocal = new Set((opts.allowLocal ?? []).map((h) => h.toLowerCase()));
+    for (const p of opts.ownPorts ?? []) this.protect(p);
     const failed = (res: http.ServerResponse) => (err: unknown) => {
       console.error('corral: egress proxy:', err instanceof Error ? err.message : err);
       if (!res.headersSent) refuse(res, 502, 'the egress proxy failed (see the host log)');
@@ -103,6 +119,21 @@ export class EgressProxy {
     return `http://${USER}:${await this.caps.mint('egress', sessionId)}@${reach.host}:${reach.port}`;
   }
 
+  /**
+   * Serves a connection bound to a session (from the sandbox gateway): no proxy credentials
+   * needed, and only hosts on `allowed` (the sandbox's own allow list) or that a credential in
+   * scope is for are reached, so the proxy is no way around the sandbox's network policy.
+   */
+  attach(socket: net.Socket, sessionId: string, allowed: readonly string[]): void {
+    this.bound.set(socket, { sessionId, allowed });
+    this.server.emit('connection', socket);
+  }
+
+  /** Voids a session's capability for good (also after a restart). */
+  revoke(sessionId: string): Promise<void> {
+    return this.caps.revoke(sessionId);
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => {
       this.server.close(() => resolve());
@@ -111,25 +142,31 @@ export class EgressProxy {
     });
   }
 
-  private async sessionOf(req: http.IncomingMessage): Promise<string | undefined> {
+  private async sessionOf(req: http.IncomingMessage): Promise<Asker | undefined> {
+    const bound = this.bound.get(req.socket);
+    if (bound) return (await this.caps.isRevoked(bound.sessionId)) ? undefined : bound;
     const m = /^Basic\s+(\S+)$/i.exec(req.headers['proxy-authorization'] ?? '');
     if (!m) return undefined;
     const [user, cap] = Buffer.from(m[1]!, 'base64').toString('utf8').split(':');
-    return user === USER && cap ? this.caps.check('egress', cap) : undefined;
+    const sessionId = user === USER && cap ? await this.caps.check('egress', cap) : undefined;
+    return sessionId ? { sessionId } : undefined;
   }
 
-  /** The credentials for a host and whether the guard lets the proxy connect there. */
-  private async route(sessionId: string, host: string, port: number): Promise<{ creds: ResolvedCredential[]; verdict: Verdict }> {
+  /** The credentials for a host and whether the guard (and a sandboxed hand's allow list) lets the proxy connect there. */
+  private async route(asker: Asker, host: string, port: number): Promise<{ creds: ResolvedCredential[]; verdict: Verdict }> {
     const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-    const creds = await this.source.resolveAll(sessionId, { use: 'egress', host: bare });
+    const creds = await this.source.resolveAll(asker.sessionId, { use: 'egress', host: bare });
+    if (asker.allowed && creds.length === 0 && !onAllowList(asker.allowed, bare, port)) {
+      return { creds, verdict: { ok: false, why: `${bare}:${port} is not on this hand's network allow list` } };
+    }
     const verdict = await checkTarget({ host: bare, port, named: creds.some((c) => namesHost(c, bare)), ownPorts: this.ownPorts, allowLocal: this.allowLocal });
     return { creds, verdict };
   }
 
   /** A plain-HTTP proxy request (absolute URL). */
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const sessionId = await this.sessionOf(req);
-    if (!sessionId) return refuse(res, 407, 'this proxy needs the session\'s proxy credentials', { 'proxy-authenticate': 'Basic realm="corral"' });
+    const asker = await this.sessionOf(req);
+    if (!asker) return refuse(res, 407, 'this proxy needs the session\'s proxy credentials', { 'proxy-authenticate': 'Basic realm="corral"' });
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -138,7 +175,7 @@ export class EgressProxy {
     }
     // An absolute https:// URL (busybox wget asks this way): the proxy makes the TLS connection.
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return refuse(res, 400, 'only http:// and https:// URLs are proxied');
-    const { creds, verdict } = await this.route(sessionId, url.hostname, Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
+    const { creds, verdict } = await this.route(asker, url.hostname, Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
     if (!verdict.ok) return refuse(res, 403, verdict.why);
     await forward(req, res, { url, address: verdict.address, upstreamCa: this.opts.upstreamCa }, creds);
   }
@@ -159,13 +196,14 @@ export class EgressProxy {
     socket.on('error', () => socket.destroy());
     const end = (status: string, why = ''): void =>
       void socket.end(`HTTP/1.1 ${status}\r\n${why ? `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(why)}\r\n` : ''}\r\n${why}`);
-    const sessionId = await this.sessionOf(req);
-    if (!sessionId) return end('407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="corral"');
+    const asker = await this.sessionOf(req);
+    if (!asker) return end('407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="corral"');
     const m = /^(\[[^\]]+\]|[^:[\]]+):(\d+)$/.exec(req.url ?? '');
     if (!m) return end('400 Bad Request');
     const host = m[1]!.replace(/^\[|\]$/g, '').toLowerCase();
     const port = Number(m[2]);
-    const { creds, verdict } = await this.route(sessionId, host, port);
+    const { creds, verdict } = await this.route(asker, host, port);
+    const sessionId = asker.sessionId;
     if (!verdict.ok) return end('403 Forbidden', `corral egress proxy: ${verdict.why}\n`);
     const terminate = creds.length > 0 && this.ca !== undefined && (net.isIP(host) !== 0 || /^[a-z0-9.-]+$/.test(host));
     const context = terminate ? await this.ca!.contextFor(host).catch(() => undefined) : undefined;

@@ -40,6 +40,8 @@ export interface GitRoute {
   path: string;
   /** The full URL on this machine (clone at provisioning uses it). */
   url: string;
+  /** The path without the capability, for a connection bound to the session (a sandboxed hand's, through the sandbox gateway). */
+  boundPath: string;
 }
 
 export class GitProxy {
@@ -47,13 +49,17 @@ export class GitProxy {
   private readonly server: http.Server;
   private readonly caps: ProxyCapabilities;
   private address?: AddressInfo;
+  /** Connections from the sandbox gateway, already bound to their session (no capability in the path). */
+  private readonly bound = new WeakMap<object, string>();
 
   constructor(
     private readonly tokens: GitTokenSource,
     /** Where the capability key and the remembered port live; without it both last one process. */
     dataDir?: string,
+    /** The host's capabilities, shared with the egress proxy (one key, one revocation list). */
+    caps?: ProxyCapabilities,
   ) {
-    this.caps = new ProxyCapabilities(dataDir);
+    this.caps = caps ?? new ProxyCapabilities(dataDir);
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         console.error('corral: git proxy:', err instanceof Error ? err.message : err);
@@ -86,13 +92,20 @@ export class GitProxy {
     }
     if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.search || u.hash) return undefined;
     if (!(await this.tokens.resolve(sessionId, { use: 'git', url: repoUrl }))) return undefined;
-    const route = `/${await this.caps.mint('git', sessionId)}/${u.protocol.slice(0, -1)}/${u.host}${u.pathname.replace(/\/+$/, '')}`;
-    return { port: this.address!.port, path: route, url: `http://127.0.0.1:${this.address!.port}${route}` };
+    const boundPath = `/${u.protocol.slice(0, -1)}/${u.host}${u.pathname.replace(/\/+$/, '')}`;
+    const route = `/${await this.caps.mint('git', sessionId)}${boundPath}`;
+    return { port: this.address!.port, path: route, url: `http://127.0.0.1:${this.address!.port}${route}`, boundPath };
   }
 
-  /** Forgets a session's capability (its hands' remotes stop working). */
-  revoke(sessionId: string): void {
-    this.caps.revoke(sessionId);
+  /** Serves a connection bound to a session (from the sandbox gateway): its paths carry no capability. */
+  attach(socket: import('node:net').Socket, sessionId: string): void {
+    this.bound.set(socket, sessionId);
+    this.server.emit('connection', socket);
+  }
+
+  /** Voids a session's capability for good (its hands' remotes stop working, also after a restart). */
+  revoke(sessionId: string): Promise<void> {
+    return this.caps.revoke(sessionId);
   }
 
   close(): Promise<void> {
@@ -104,8 +117,11 @@ export class GitProxy {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://proxy');
-    const [, cap, scheme, host, ...rest] = url.pathname.split('/');
-    const sessionId = cap ? await this.caps.check('git', cap) : undefined;
+    const bound = this.bound.get(req.socket);
+    const parts = url.pathname.split('/');
+    // A bound connection's path has no capability segment; its session is the binding's, unless revoked since.
+    const [cap, scheme, host, ...rest] = bound ? ['', ...parts.slice(1)] : parts.slice(1);
+    const sessionId = bound ? ((await this.caps.isRevoked(bound)) ? undefined : bound) : cap ? await this.caps.check('git', cap) : undefined;
     if (!sessionId || (scheme !== 'http' && scheme !== 'https') || !host) return refuse(res, 403, 'not a repository this proxy serves');
     const m = SMART_HTTP.exec(`/${rest.join('/')}`);
     if (!m || rest.some((s) => s === '..' || s === '.' || s === '')) return refuse(res, 403, 'only git smart-HTTP requests are forwarded');

@@ -11,9 +11,11 @@ import { caVariables, type HandEnvSource } from '../hands/hand-env';
 import type { VaultKeyWrapper } from './keys';
 import { EgressProxy, type EgressOptions } from './egress-proxy';
 import { GitProxy } from './git-proxy';
+import { ProxyCapabilities } from './proxy-caps';
 import { ModelProxy } from './model-proxy';
 import { Vault } from './vault';
 import { sshKeysFor } from './ssh-keys';
+import { sandboxNetFor } from './sandbox-net';
 
 export { Vault } from './vault';
 export type { VaultKeyWrapper } from './keys';
@@ -27,6 +29,8 @@ export interface HostVault {
   egressProxy: EgressProxy;
   /** The variables a session's hands get: placeholders and the egress proxy (hands/hand-env.ts). */
   handEnv: HandEnvSource;
+  /** Voids a session's git and egress capabilities for good (recorded in the data folder). */
+  revokeProxies(sessionId: string): Promise<void>;
   /** Settles when both the key is open and the proxy listens (rejects if the key cannot be had). */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -49,16 +53,27 @@ export interface HostVaultOptions {
 export function startHostVault(opts: HostVaultOptions): HostVault {
   const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper, ...(opts.env ? { env: opts.env } : {}) });
   const modelProxy = new ModelProxy({ keys: vault, upstream: opts.upstream });
-  const gitProxy = new GitProxy(vault, opts.dataDir);
-  const egressProxy = new EgressProxy(vault, { ...opts.egress, dataDir: opts.dataDir });
+  // One set of capabilities for both proxies; a session that ended (deleted, archived) has none.
+  const alive = (id: string) => {
+    const s = opts.log.findSession(id);
+    return s !== undefined && !s.archived_at;
+  };
+  const caps = new ProxyCapabilities(opts.dataDir, alive);
+  const gitProxy = new GitProxy(vault, opts.dataDir, caps);
+  const egressProxy = new EgressProxy(vault, { ...opts.egress, dataDir: opts.dataDir, sealer: vault, caps });
   void Promise.all([modelProxy.listening, gitProxy.listening, egressProxy.listening]).then(() => {
     egressProxy.protect(gitProxy.port);
     egressProxy.protect(Number(new URL(modelProxy.url ?? 'http://x:0').port) || undefined);
   }, () => {});
+  const gateway = sandboxNetFor({ vault, gitProxy, egressProxy });
+  // A session that ends loses its sandbox gateway names at once (its capabilities die with it anyway).
+  const unwatch = opts.log.subscribeSessions((c) => void (c.kind !== 'created' && !alive(c.sessionId) && gateway.revoke(c.sessionId)));
   const handEnv: HandEnvSource = {
+    sandboxNet: gateway.sandboxNet,
     sshKeys: async (sessionId, host) =>
       (await sshKeysFor(vault, sessionId, host)).map((c) => ({
         name: `${c.credential.display_name ? `'${c.credential.display_name}' ` : ''}(${c.credential.id})`,
+        id: c.credential.id,
         privateKey: c.secret.private_key,
         passphrase: c.secret.passphrase,
         used: (target: string) => c.recordUse(target),
@@ -95,8 +110,14 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
     egressProxy,
     handEnv,
     ready,
+    revokeProxies: async (sessionId) => {
+      gateway.revoke(sessionId);
+      await caps.revoke(sessionId);
+    },
     close: async () => {
       unregister();
+      unwatch();
+      gateway.close();
       vault.close();
       await Promise.all([modelProxy.close(), gitProxy.close(), egressProxy.close()]);
     },

@@ -8,18 +8,31 @@
  *   recomputing it, so nothing per session is stored, and it is as unguessable as the key
  *   (32 random bytes in `DATA/proxy-caps.key`, 0600, never leaves the host).
  * - Each proxy listens on the port it had last time (`DATA/<name>.port`) when that is free.
+ * - Revocation survives a restart too: a session that has ended (deleted or archived, as the
+ *   session log says, read at each check) has no capability, and one revoked explicitly is
+ *   written to `DATA/proxy-caps.revoked` (one session id a line, appended before `revoke`
+ *   resolves) and read back with the key. A host killed at any moment after either still
+ *   refuses the capability when it starts again.
  */
 import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 
+/** Whether a session may still use its capabilities (it exists and has not ended). */
+export type SessionAlive = (sessionId: string) => boolean;
+
+const REVOKED_FILE = 'proxy-caps.revoked';
+
 export class ProxyCapabilities {
   private key?: Promise<Buffer>;
-  private readonly revoked = new Set<string>();
+  private revokedRead?: Promise<Set<string>>;
 
-  /** Without a data folder the key is made in memory and lasts one process. */
-  constructor(private readonly dataDir: string | undefined) {}
+  /** Without a data folder the key is made in memory and lasts one process, and so do revocations. */
+  constructor(
+    private readonly dataDir: string | undefined,
+    private readonly alive: SessionAlive = () => true,
+  ) {}
 
   /** The capability for one session and one proxy (`git`, `egress`). */
   async mint(kind: string, sessionId: string): Promise<string> {
@@ -29,15 +42,33 @@ export class ProxyCapabilities {
   /** The session a capability was minted for, or undefined (forged, other kind, revoked). */
   async check(kind: string, cap: string): Promise<string | undefined> {
     const m = new RegExp(`^corral-${kind}-([A-Za-z0-9_]{1,64})\\.([A-Za-z0-9_-]{43})$`).exec(cap);
-    if (!m || this.revoked.has(m[1]!)) return undefined;
+    if (!m || (await this.isRevoked(m[1]!))) return undefined;
     const want = Buffer.from(await this.mac(kind, m[1]!));
     const got = Buffer.from(m[2]!);
     return want.length === got.length && crypto.timingSafeEqual(want, got) ? m[1] : undefined;
   }
 
-  /** Stops honouring a session's capabilities for the life of this process. */
-  revoke(sessionId: string): void {
-    this.revoked.add(sessionId);
+  /** Whether a session's capabilities are void: revoked, or the session ended (or is gone). */
+  async isRevoked(sessionId: string): Promise<boolean> {
+    return !this.alive(sessionId) || (await this.revoked()).has(sessionId);
+  }
+
+  /** Stops honouring a session's capabilities, for good: on record in the data folder once this resolves. */
+  async revoke(sessionId: string): Promise<void> {
+    const set = await this.revoked();
+    if (set.has(sessionId)) return;
+    set.add(sessionId);
+    if (this.dataDir) await fsp.appendFile(path.join(this.dataDir, REVOKED_FILE), `${sessionId}\n`, { mode: 0o600 });
+  }
+
+  private revoked(): Promise<Set<string>> {
+    this.revokedRead ??= (async () => {
+      if (!this.dataDir) return new Set<string>();
+      const text = await fsp.readFile(path.join(this.dataDir, REVOKED_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)));
+      return new Set(text.split('\n').filter((l) => /^[A-Za-z0-9_]{1,64}$/.test(l)));
+    })();
+    this.revokedRead.catch(() => (this.revokedRead = undefined));
+    return this.revokedRead;
   }
 
   private async mac(kind: string, sessionId: string): Promise<string> {

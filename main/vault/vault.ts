@@ -1,50 +1,29 @@
 /**
- * The vault: credentials sealed at rest, usable only by the host, only for the sessions whose
- * `vault_ids` name their vault, and only within each credential's scope. Values go in and
- * never come out through the API; the host's proxies (model now; git, MCP, SSH and egress
- * later) get them through `resolve`, and every use is a `vault.credential_used` event in the
- * session's log. Every value (and its encoded forms) is redacted from what brains and hands
- * produce.
+ * The vault's credentials: vaults and credentials sealed at rest, usable only by the host, only
+ * for the sessions whose `vault_ids` name their vault, and only within each credential's scope.
+ * Values go in and never come out through the API; the host's proxies (model, git, MCP, SSH,
+ * egress) get them through `resolve`, and every use is a `vault.credential_used` event in the
+ * session's log. The key, the values held for redaction and the redaction itself are
+ * vault-state.ts, which this class extends.
  */
 import { monotonicFactory } from 'ulid';
-import type { EventInput } from '../session/types';
-import { open, seal } from './crypto';
-import {
-  allows,
-  applyUpdate,
-  KINDS_FOR,
-  secretValues,
-  splitCreate,
-  uniqueKeyOf,
-  type AnySecret,
-  type AuthCreate,
-  type AuthUpdate,
-  type CredentialKind,
-  type CredentialPurpose,
-  type PublicAuth,
-  type SecretOf,
-} from './kinds';
-import { unlockKey, type KeyMode } from './keys';
+import { seal } from './crypto';
+import { allows, applyUpdate, KINDS_FOR, splitCreate, uniqueKeyOf, type AnySecret, type AuthCreate, type AuthUpdate, type CredentialPurpose, type PublicAuth, type SecretOf } from './kinds';
 import { refreshedSecret } from './oauth';
-import { LiveRedaction, type LiveDeltaLike } from './live-redaction';
-import { Redactor, type SecretEntry } from './redact';
-import { DuplicateCredentialError, VaultStore, type CredentialRow, type VaultRow } from './store';
+import { DuplicateCredentialError, type CredentialRow, type VaultRow } from './store';
+import { VaultState } from './vault-state';
 import {
   aadOf,
   credentialInfo,
   placeholderOf,
   duplicate,
   envModelKey,
-  hostSecrets,
-  labelOf,
-  VaultLockedError,
   VaultNotFoundError,
   VaultStateError,
   type CredentialInfo,
   type ModelKey,
   type ResolvedCredential,
   type VaultInfo,
-  type VaultOptions,
 } from './vault-types';
 
 export {
@@ -67,66 +46,8 @@ const DEFAULT_VAULT = 'default_vault_id';
 /** An OAuth access token this close to expiry is refreshed before use. */
 const REFRESH_MARGIN_MS = 60_000;
 
-type Values = { label: string; values: string[] };
-
-export class Vault {
-  /** Settles when the key is open (rejects with the reason it could not be). */
-  readonly ready: Promise<void>;
-  private readonly store: VaultStore;
-  private key?: Buffer;
-  private keyInfo?: { mode: KeyMode; description: string };
-  private lockError?: Error;
-  private readonly values = new Map<string, Values>();
-  private redactorCache?: { redactor: Redactor; version: number; env: string };
-  private version = 0;
-  private readonly live: LiveRedaction;
+export class Vault extends VaultState {
   private readonly refreshing = new Map<string, Promise<void>>();
-
-  constructor(private readonly opts: VaultOptions) {
-    this.store = new VaultStore(opts.db);
-    this.ready = this.unlock();
-    this.ready.catch(() => {}); // the reason is kept and reported to every caller that needs the key
-    this.live = new LiveRedaction(opts.log, () => this.redactor);
-  }
-
-  private async unlock(): Promise<void> {
-    try {
-      const got = await unlockKey(this.store, { dataDir: this.opts.dataDir, passphrase: this.opts.passphrase, wrapper: this.opts.keyWrapper });
-      this.key = got.key;
-      this.keyInfo = { mode: got.mode, description: got.description };
-      for (const row of this.store.allCredentials()) {
-        try {
-          this.values.set(row.id, { label: labelOf(row), values: secretValues(row.kind as CredentialKind, this.openSecret(row)) });
-        } catch (err) {
-          // One damaged row does not lock the rest; using it fails with the reason.
-          console.warn(`corral: vault: credential ${row.id} cannot be opened (${(err as Error).message})`);
-        }
-      }
-      this.version++;
-    } catch (err) {
-      this.lockError = err instanceof Error ? err : new Error(String(err));
-      throw this.lockError;
-    }
-  }
-
-  /** How the key is had (for the start-up message), once open. */
-  get keySource(): { mode: KeyMode; description: string } | undefined {
-    return this.keyInfo;
-  }
-
-  private async needKey(): Promise<Buffer> {
-    try {
-      await this.ready;
-    } catch {
-      // reported below
-    }
-    if (!this.key) throw new VaultLockedError(`the vault is locked: ${this.lockError?.message ?? 'its key is not open yet'}`);
-    return this.key;
-  }
-
-  close(): void {
-    this.live.close();
-  }
 
   // ---------------------------------------------------------------------------------------
   // Vaults
@@ -425,67 +346,9 @@ export class Vault {
   }
 
   // ---------------------------------------------------------------------------------------
-  // Redaction
-
-  /** The redactor of every value the vault holds (archived ones too), the host's model keys and the vault's passphrase. */
-  get redactor(): Redactor {
-    const envKey = hostSecrets(this.env);
-    if (this.opts.passphrase && this.opts.passphrase.length >= 8) envKey.push({ label: 'CORRAL_VAULT_PASSPHRASE', values: [this.opts.passphrase] });
-    const envSig = envKey.map((e) => e.values.join('\u0000')).join('\u0001');
-    const c = this.redactorCache;
-    if (c && c.version === this.version && c.env === envSig) return c.redactor;
-    const entries: SecretEntry[] = [...this.values.values(), ...envKey];
-    const redactor = new Redactor(entries);
-    this.redactorCache = { redactor, version: this.version, env: envSig };
-    return redactor;
-  }
-
-  redactText(text: string): string {
-    return this.redactor.redact(text);
-  }
-
-  /** The event with every vault value in its strings replaced by a marker (the hook for whatever appends brain and hand events). */
-  redactEvent<E extends EventInput>(event: E): E {
-    return this.redactor.redactValue(event);
-  }
-
-  /**
-   * Live text (event_start / event_delta) redacted across deltas: each event's text is held
-   * back by (longest secret − 1) characters. Returns null for a delta with nothing to show yet.
-   */
-  redactDelta<D extends LiveDeltaLike>(sessionId: string, delta: D): D | null {
-    return this.live.redactDelta(sessionId, delta);
-  }
-
-  /** Where the text held back from live deltas goes when its event is appended (the supervisor's live topic). */
-  setLiveTailSink(sink: (sessionId: string, delta: LiveDeltaLike) => void): void {
-    this.live.setLiveTailSink(sink);
-  }
-
-  /**
-   * Events about to be appended end their live text: what was held back (redacted) is pushed
-   * as a last delta, so the live text still adds up to the event's text, and before it.
-   */
-  flushLive(sessionId: string, events: readonly EventInput[]): void {
-    this.live.flushLive(sessionId, events);
-  }
-
-  // ---------------------------------------------------------------------------------------
 
   /** A live credential by id, opened for `purpose`; its kind and scope are the caller's to check (ssh-keys.ts). */
   async openCredential(vaultId: string, id: string, purpose: CredentialPurpose, sessionId?: string): Promise<ResolvedCredential | undefined> { const row = (await this.needKey(), this.store.credential(vaultId, id)); return row && !row.archived_at ? this.resolved(sessionId, row, purpose) : undefined; }
-  private get env(): NodeJS.ProcessEnv { return this.opts.env ?? process.env; }
-
-  private openSecret(row: CredentialRow): AnySecret {
-    if (!this.key) throw new VaultLockedError('the vault is locked');
-    return JSON.parse(open(this.key, row.secret, aadOf(row.vault_id, row.id)).toString('utf8')) as AnySecret;
-  }
-
-  private remember(row: CredentialRow, secret: AnySecret | undefined): void {
-    const values = secret ? secretValues(row.kind as CredentialKind, secret) : (this.values.get(row.id)?.values ?? []);
-    this.values.set(row.id, { label: labelOf(row), values });
-    this.version++;
-  }
 
   private vaultInfo(row: VaultRow): VaultInfo {
     return {

@@ -1,4 +1,5 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +16,7 @@ import { tmpDir } from '../helpers/tmp';
 // killed (kill -9) and started again: `serve` in its own process, the official SDK, real brains.
 
 const root = path.resolve(__dirname, '../..');
+const execFileAsync = promisify(execFile);
 const TOKEN = `ghp_restart_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 const VALUE = `sk-restart-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 const USER = 'corral-bot';
@@ -128,6 +130,24 @@ describe('capabilities survive kill -9 of the host', () => {
     const before = await turnEnded(client, s.id, 0);
     expect(outputOf(before)).toContain('first');
     expect(echo.seen.find((e) => e.path === '/before')?.authorization).toBe(`Bearer ${VALUE}`);
+    // Two more sessions that end before the kill (one deleted, one archived): their git remote and
+    // egress proxy URL (capabilities) are kept here and tried after the restart.
+    const ended: { remote: string; proxy: string }[] = [];
+    for (const end of ['delete', 'archive'] as const) {
+      const e = await client.beta.sessions.create({
+        agent: agent.id,
+        environment_id: env.id,
+        vault_ids: [vault.id],
+        resources: [{ type: 'github_repository', url: `${git.url}/proj.git`, mount_path: '/workspace/proj' }],
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'run: cd proj && echo "remote=$(git remote get-url origin)" && echo "proxy=$HTTP_PROXY"' }] }],
+      } as never);
+      const out = outputOf(await turnEnded(client, e.id, 0));
+      ended.push({ remote: /remote=(\S+)/.exec(out)![1]!, proxy: /proxy=(\S+)/.exec(out)![1]! });
+      // Both work before the session ends (the control for the refusals below).
+      // Not a synchronous child: the git server answering it runs in this process.
+      expect((await execFileAsync('git', ['ls-remote', ended.at(-1)!.remote], { encoding: 'utf8', env: { PATH: process.env.PATH } })).stdout).toMatch(/refs\/heads\/main/);
+      await (end === 'delete' ? client.beta.sessions.delete(e.id) : client.beta.sessions.archive(e.id));
+    }
 
     await killServeHost(dataDir, serve.child);
     serve = await startServe();
@@ -150,5 +170,16 @@ describe('capabilities survive kill -9 of the host', () => {
     const log = JSON.stringify(after);
     expect(log).not.toContain(TOKEN);
     expect(log).not.toContain(VALUE);
+    // The ended sessions' capabilities stay void after kill -9 and a new start.
+    for (const e of ended) {
+      const ls = await execFileAsync('git', ['ls-remote', e.remote], { encoding: 'utf8', env: { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0' } }).then(
+        () => 'listed',
+        (err: { stderr?: string }) => err.stderr ?? '',
+      );
+      expect(ls).toContain('403');
+      const viaProxy = await execFileAsync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--proxy', e.proxy, `${echo.url}/ended`], { encoding: 'utf8' });
+      expect(viaProxy.stdout).toBe('407');
+    }
+    expect(echo.seen.find((x) => x.path === '/ended')).toBeUndefined();
   }, 240_000);
 });

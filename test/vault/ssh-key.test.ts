@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest, Reply } from '../fixtures/model-server';
@@ -36,11 +37,17 @@ function script(req: RecordedRequest): Reply {
   return { blocks: [{ type: 'text', text: 'done' }] };
 }
 
-async function run(vaultId: string): Promise<LoggedEvent[]> {
-  // No identity_file: the environment names no key; the session's vaults provide it.
+async function run(vaultId: string, identityCredential?: string): Promise<LoggedEvent[]> {
+  // No identity_file: the environment names no key file; the session's vaults provide the key.
   const env = t.host.environments.create({
-    name: `ssh-vault-${vaultId}`,
-    config: { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER },
+    name: `ssh-vault-${vaultId}-${identityCredential ?? ''}`,
+    config: {
+      type: 'ssh',
+      host: ssh.CORRAL_TEST_SSH_HOST,
+      port: Number(ssh.CORRAL_TEST_SSH_PORT),
+      user: ssh.CORRAL_TEST_SSH_USER,
+      ...(identityCredential ? { identity_credential_id: identityCredential } : {}),
+    },
     metadata: {},
     description: null,
   });
@@ -69,5 +76,25 @@ describe('ssh_private_key credentials: SSH hands log in with the vault\'s key, w
     const lost = events.find((e) => e.type === 'hand.lost');
     expect(String(lost?.reason)).toMatch(/No usable private key|Authentication failed/);
     expect(events.some((e) => e.type === 'vault.credential_used')).toBe(false);
+  }, 180_000);
+
+  it('an environment naming the credential (identity_credential_id) logs in with that one only; a name the session may not use fails, saying so', async () => {
+    // A second key in the same vault, listed first, that the server does not accept.
+    const other = (
+      await t.host.vault.createCredential(keyVault, {
+        display_name: 'unrelated key',
+        auth: { type: 'ssh_private_key', private_key: generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey, hosts: [ssh.CORRAL_TEST_SSH_HOST!] },
+      })
+    ).id;
+    const good = await withBackendTurn('ssh', () => run(keyVault, credId));
+    expect(textOf(good.find((e) => e.type === 'agent.tool_result'))).toContain(`user=${ssh.CORRAL_TEST_SSH_USER}`);
+    expect(good.filter((e) => e.type === 'vault.credential_used').map((e) => e.credential_id)).toEqual([credId]);
+    // Naming the key the server refuses: only it is offered (no fallback to the right one).
+    const wrong = await withBackendTurn('ssh', () => run(keyVault, other));
+    expect(String(wrong.find((e) => e.type === 'hand.lost')?.reason)).toMatch(/Authentication failed/);
+    // Naming the right key from a session whose vaults do not hold it.
+    const outside = await withBackendTurn('ssh', () => run(emptyVault, credId));
+    expect(String(outside.find((e) => e.type === 'hand.lost')?.reason)).toContain(`identity_credential_id ${credId} is not an ssh_private_key this session may use`);
+    await t.host.vault.deleteCredential(keyVault, other);
   }, 180_000);
 });

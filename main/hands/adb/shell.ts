@@ -7,6 +7,7 @@ import { RemoteFileError, type ExecOptions, type ExecResult, type RemoteShell } 
 import { formatAddress, type ServerAddress } from './config';
 import { readDeviceFile, syncErrorToFileError, writeDeviceFile } from './files';
 import { adbStartShell } from './persistent';
+import { AdbReverseForwards } from './reverse';
 import { ALL_STATES, listDevices, type AdbDevice } from './server';
 
 /** How often the device list is polled, besides the server's push notifications. */
@@ -31,6 +32,8 @@ export class AdbShell implements RemoteShell {
   /** Calls in flight: each ends itself when told the hand is gone. */
   private readonly inflight = new Set<(reason: string) => void>();
   private readonly stops: (() => void)[] = [];
+  /** Ports on the device that lead to the host's proxies (adb reverse), removed at close. */
+  private readonly reverse: AdbReverseForwards;
 
   constructor(
     readonly client: AdbServerClient,
@@ -39,7 +42,25 @@ export class AdbShell implements RemoteShell {
     readonly addr: ServerAddress,
     /** The work folder on the device, made at connect. */
     readonly workDir: string,
-  ) {}
+  ) {
+    this.reverse = new AdbReverseForwards(adb, addr, device.serial);
+  }
+
+  /**
+   * A port on this machine's loopback (the git or egress proxy) as the device reaches it: a port
+   * on the device's loopback, through adb reverse forwarding (reverse.ts). Rejects saying why
+   * when the device cannot (old adbd over Wi-Fi, an adb server on another machine).
+   */
+  async reachHost(port: number): Promise<{ host: string; port: number } | undefined> {
+    if (this.lostReason || this.closed) return undefined;
+    return this.reverse.reach(port);
+  }
+
+  /** For `hand.ready`: whether the device reaches the host's proxies, and if not, why. */
+  get facts(): Record<string, unknown> | undefined {
+    if (this.reverse.problem) return { reverse_forwarding: { ok: false, error: this.reverse.problem } };
+    return this.reverse.count > 0 ? { reverse_forwarding: { ok: true, forwards: this.reverse.count } } : undefined;
+  }
 
   /** The hand's persistent bash (adb/persistent.ts): one shell stream kept open. */
   get startShell() {
@@ -162,6 +183,9 @@ export class AdbShell implements RemoteShell {
     this.closed = true;
     this.stopWatching();
     for (const end of [...this.inflight]) end('the connection to the device was closed');
+    // The forwards live in the device's adbd, not in this connection: removed first (a device
+    // that is gone took them with its transport).
+    if (!this.lostReason) await this.reverse.removeAll();
     // Closing the transport closes every stream; the device kills their commands.
     await Promise.resolve(this.adb.close()).catch(() => {});
   }

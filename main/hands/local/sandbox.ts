@@ -10,7 +10,9 @@
  *   `/proc/<pid>/environ` of theirs can be read;
  * - no network of its own: its only way out is the runtime's proxy in the host, which lets
  *   through only the hosts the environment allows and never connects to loopback, link-local or
- *   cloud-metadata addresses, or to this machine's own addresses;
+ *   cloud-metadata addresses, or to this machine's own addresses; a session's git and egress
+ *   proxies are reached through the host's sandbox gateway (sandbox-relays.ts), by names only
+ *   this command's allow list holds;
  * - no new Unix sockets (seccomp), so the Docker, adb or agent sockets on this machine are out
  *   of reach too.
  *
@@ -23,6 +25,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
+import { GATEWAY_DOMAIN, relayAllowList, relayScript, type SandboxNet } from './sandbox-relays';
 
 type SandboxLib = typeof import('@anthropic-ai/sandbox-runtime');
 
@@ -32,6 +35,8 @@ export interface SandboxPolicy {
   denyRead: readonly string[];
   /** Hosts reachable through the proxy (`example.com`, `*.example.com`, optional `:port`). */
   allowedHosts: readonly string[];
+  /** The session's routes to the host's git and egress proxies (sandbox-relays.ts), if any. */
+  net?: SandboxNet;
 }
 
 /** How the hand runs its commands, for its description and the log. */
@@ -71,14 +76,30 @@ function load(): Promise<SandboxLib> {
   return lib;
 }
 
+let gatewayDir: string | undefined;
+
+/**
+ * The Unix socket the runtime sends gateway names to (sandbox-relays.ts), one per process in a
+ * private folder: the host's sandbox gateway listens there (main/vault/sandbox-gateway.ts).
+ */
+export function gatewaySocketPath(): string {
+  if (!gatewayDir) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-gw-'));
+    gatewayDir = dir;
+    // The folder is this process's alone; nothing is left of it once the process ends.
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return path.join(gatewayDir, 'gw.sock');
+}
+
 /** The runtime's one configuration: nothing writable, no host allowed; each command says more. */
-const BASE_CONFIG: SandboxRuntimeConfig = {
-  network: { allowedDomains: [], deniedDomains: [] },
+const BASE_CONFIG = (): SandboxRuntimeConfig => ({
+  network: { allowedDomains: [], deniedDomains: [], mitmProxy: { socketPath: gatewaySocketPath(), domains: [`*.${GATEWAY_DOMAIN}`] } },
   filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
   // The runtime also protects dotfiles in the *host's* current folder, found with ripgrep; one
   // level is enough (the host's folder is never a work folder).
   mandatoryDenySearchDepth: 1,
-};
+});
 
 /**
  * Whether commands can be sandboxed here, found once per process: the platform, the tools the
@@ -106,7 +127,7 @@ async function probe(): Promise<{ ok: true } | { ok: false; reason: string }> {
     return { ok: false, reason: `the sandbox's tools are missing: ${deps.errors.join('; ')}${hint}` };
   }
   try {
-    await sandbox.initialize(BASE_CONFIG);
+    await sandbox.initialize(BASE_CONFIG());
   } catch (err) {
     return { ok: false, reason: `the sandbox could not start: ${(err as Error).message}` };
   }
@@ -160,12 +181,13 @@ export async function wrap(
     },
   };
   // The runtime sets TMPDIR to a folder every sandbox shares; ours is the hand's own.
-  const inner = `export TMPDIR=${shq(opts.tmpDir)}; ${command}`;
+  const inner = `export TMPDIR=${shq(opts.tmpDir)}; ${opts.policy.net ? relayScript(opts.policy.net) : ''}${command}`;
   const { argv } = await sandbox.wrapWithSandboxArgv(inner, 'bash', custom, opts.signal, opts.workDir, { commandId, commandText: command });
   let registered = false;
   try {
-    if (opts.policy.allowedHosts.length > 0) {
-      sandbox.registerCommandNetworkLists(commandId, { allowedDomains: [...opts.policy.allowedHosts] });
+    const allowed = [...opts.policy.allowedHosts, ...relayAllowList(opts.policy.net)];
+    if (allowed.length > 0) {
+      sandbox.registerCommandNetworkLists(commandId, { allowedDomains: allowed });
       registered = true;
     }
   } catch (err) {

@@ -23,6 +23,12 @@ export interface SshConfig {
   ssh_config_host?: string;
   /** Path of a private key file on this machine. */
   identity_file?: string;
+  /**
+   * An `ssh_private_key` credential (`vcrd_…`) to log in with: the only vault key offered, and
+   * only if the session may use it for this host (its vaults, or the default vault's keys that
+   * name the host); otherwise the connection fails saying so.
+   */
+  identity_credential_id?: string;
   /** Work folder on the host: absolute, or relative to the remote home (default `corral-work`). */
   working_dir?: string;
 }

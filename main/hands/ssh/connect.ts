@@ -54,7 +54,7 @@ export function workDirFor(config: Pick<SshConfig, 'working_dir'>, home: string)
 export async function connectSsh(config: SshConfig, opts: SshConnectOptions = {}): Promise<SshShell> {
   if (opts.signal?.aborted) throw new SshConnectError('ABORTED', 'The connection was cancelled.');
   const target = await resolveTarget(config, opts);
-  const vaultKeys = (await opts.vaultKeys?.(target.host)) ?? [];
+  const vaultKeys = namedVaultKey(config, target.host, (await opts.vaultKeys?.(target.host)) ?? []);
   const creds = loadCredentials(target.identityFiles, target.user, { passphrase: opts.passphrase, agent: opts.agent, vaultKeys });
   const label = `${target.user}@${target.host}:${target.port}`;
   const readyTimeout = opts.readyTimeoutMs ?? READY_TIMEOUT_MS;
@@ -183,4 +183,15 @@ async function setUp(shell: SshShell, config: SshConfig): Promise<void> {
     throw new SshConnectError('WORKDIR', `Cannot make the work folder ${workDir} on ${shell.label}: ${mk.stderr.trim() || `it is not writable (exit code ${mk.exitCode})`}`);
   }
   shell.init({ tools, home, workDir });
+}
+
+/** With `identity_credential_id`, only that credential of the keys the session may use for the host; none is an error, never a fallback. */
+function namedVaultKey(config: SshConfig, host: string, keys: VaultSshKey[]): VaultSshKey[] {
+  const id = config.identity_credential_id;
+  if (!id) return keys;
+  const named = keys.filter((k) => k.id === id);
+  if (named.length === 0) {
+    throw new SshConnectError('AUTH', `identity_credential_id ${id} is not an ssh_private_key this session may use for ${host} (it must be in one of the session's vaults with hosts covering ${host}, or in the default vault naming ${host})`);
+  }
+  return named;
 }

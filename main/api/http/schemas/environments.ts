@@ -89,6 +89,8 @@ export const environmentConfig = z.discriminatedUnion('type', [
       ssh_config_host: z.string().min(1).max(255).optional(),
       /** Path of a private key file on this machine (the key itself is never stored here). */
       identity_file: z.string().min(1).max(4096).optional(),
+      /** An ssh_private_key credential of the vault to log in with (Corral's ssh config; the key stays in the host). */
+      identity_credential_id: z.string().regex(/^vcrd_[A-Za-z0-9]{1,64}$/, 'an ssh_private_key credential id (vcrd_…)').optional(),
       working_dir: workingDir.optional(),
       env: envVars.optional(),
     })
