@@ -213,11 +213,10 @@ export class BrainPool {
     const env = brainBaseEnvironment();
     // Its model URL (the host's proxy) comes with its capability at bind time, not the upstream's.
     delete env.ANTHROPIC_BASE_URL;
-    if (this.opts.warmUp === false) env.CORRAL_BRAIN_WARM = '0';
     // Inside Electron, fork runs the Electron binary: make it behave as Node.
     if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
     this.opts.onFork?.();
-    const child = fork(this.opts.entry, [], { execArgv: this.opts.execArgv ?? [], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    const child = fork(this.opts.entry, this.opts.warmUp === false ? ['', '--no-warm-up'] : [], { execArgv: this.opts.execArgv ?? [], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     const w: Waiting = { child, ready: false, paused: false };
     if (this.opts.lowerAfterFirstRequest === false) setNiceness(child);
     child.on('error', (err) => console.error(`corral: pooled brain: ${err.message}`));

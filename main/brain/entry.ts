@@ -39,7 +39,8 @@ else {
   process.on('message', onBind);
   // A first turn run in memory compiles its code now rather than on the session's time; then the
   // pool hears this brain is ready (the warm-up does no I/O: a bind waits for it, at most).
-  const warm = process.env.CORRAL_BRAIN_WARM === '0' ? Promise.resolve() : warmUpFirstTurn();
+  // `fork(entry, ['', '--no-warm-up'])`: no warm-up (bench/first-turn-trace.ts, the pool as it was).
+  const warm = process.argv[3] === '--no-warm-up' ? Promise.resolve() : warmUpFirstTurn();
   void warm.catch(() => {}).then(() => process.send?.(POOLED_READY));
 }
 
