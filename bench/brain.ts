@@ -45,7 +45,9 @@ async function level(n: number) {
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-brain-'));
-  const host = createHost({ dataDir, brains: { spawn: (id) => forkBrain(entry, id), maxRestartsPerMinute: 10_000 } });
+  // BENCH_BRAIN_ARGV: node flags for the brains (e.g. `--cpu-prof --cpu-prof-dir=D` to profile one).
+  const brainArgv = process.env.BENCH_BRAIN_ARGV?.split(' ').filter(Boolean) ?? [];
+  const host = createHost({ dataDir, brains: { spawn: (id) => forkBrain(entry, id, brainArgv), maxRestartsPerMinute: 10_000 } });
   const calls = new Map<string, { dispatched: number; done: number }[]>();
   const execute = host.hands.execute.bind(host.hands);
   host.hands.execute = async (id, hand, name, input, opts) => {
@@ -207,7 +209,9 @@ async function main() {
   console.log(`load average at the end: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
 }
 
-main().catch((err) => {
+// Exits when done: a handle left open (a lingering brain's pipe, a worker) must not keep the
+// bench, or a --cpu-prof of it, waiting.
+main().then(() => process.exit(0), (err) => {
   console.error(err);
   process.exit(1);
 });

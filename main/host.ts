@@ -15,6 +15,7 @@ import { dockerHandKind } from './hands/docker';
 import { sshHandKindWithTrustStore } from './hands/ssh';
 import { redactingHands, redactingLog, startHostVault, type HostVaultOptions, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
+import { environmentKeyVault } from './vault/environment-keys';
 import { silentLogger, type Logger } from './logging/logger';
 import { McpSessions } from './mcp/sessions';
 import { logSessionLifecycle } from './logging/session-lifecycle';
@@ -106,7 +107,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, env: opts.vault?.env, egress: opts.vault?.egress });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
-  const dialIn = new DialIn({ work: new WorkStore(db), log: writerLog, environments, logger });
+  const dialIn = new DialIn({ work: new WorkStore(db), log: writerLog, environments, logger, keyVault: environmentKeyVault(secrets.vault) });
   const hands = new HandRegistry({
     log: writerLog,
     environments,

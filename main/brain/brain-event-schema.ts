@@ -79,6 +79,8 @@ export const brainEventInput = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('agent.tool_use'),
+    /** Chosen by the brain, so the call can be sent right behind its append (block-appends.ts). */
+    id: eventId.optional(),
     name: toolName,
     input: toolInput,
     model_tool_use_id: z.string().min(1).max(256),

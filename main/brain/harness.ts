@@ -8,10 +8,12 @@ import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
 import { fitToLog, type DroppedInput } from './fit-event';
 import { capForModel } from '../hands/output-cap';
-import { ModelError, type FinishedBlock, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
+import { ModelError, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
+import { blockToEvent, requestEnd, toolResult, ZERO_USAGE } from './harness-events';
+import { BlockAppends } from './block-appends';
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
-import { retryDelayMs, type RetryPolicy } from './retry';
+import { retryDelayMs, sleep, type RetryPolicy } from './retry';
 import { resultEventFor, resultKey } from './tool-result-event';
 import { callsCutShort, serverBlockEvent, serverToolDefinitions } from './server-tools';
 import type { McpToolDefinition } from '../mcp/names';
@@ -55,8 +57,6 @@ const READ_TOOL_BYTES = 256 * 1024;
 
 /** Corral's own tools that only read the session's log: never held for the user. */
 const ALWAYS_ALLOWED: ReadonlySet<string> = new Set([READ_SESSION_TOOL.name]);
-
-const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
 /**
  * The harness: works out from the log what is pending, and does it — model requests, tool
@@ -244,7 +244,8 @@ export class Harness {
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const offered = new Set(tools.map((t) => t.name));
     const evaluate = (name: string, mcp?: McpToolDefinition) => (mcp ? evaluateMcpCall(mcp.mcp_server_name, mcp.tool_name, cfg.permissions) : evaluateCall(name, offered, cfg.permissions, ALWAYS_ALLOWED));
-    const logged: LoggedEvent[] = [];
+    const blocks = new BlockAppends((events, key) => this.emit(events, key), started, this.loggedHere);
+    const logged = blocks.logged;
     const signal = this.abort.signal;
     // Text and thinking blocks get their event id when they start, so live text can name the
     // event it will become.
@@ -265,11 +266,7 @@ export class Harness {
           },
           onBlock: async (block, index) => {
             const input = serverBlockEvent(block, logged) ?? blockToEvent(block, customNames, ids.get(index), this.mcp, evaluate);
-            if (!input) return;
-            const start = await started;
-            const [e] = await this.emit([input], `blk:${start.id}:${index}`);
-            if ((e!.type === 'agent.tool_use' && !e!.server_block) || e!.type === 'agent.mcp_tool_use') this.loggedHere.add(e!.id);
-            logged.push(e!);
+            if (input) await blocks.add(input, index);
           },
           onTextDelta: (index, text) => {
             const id = ids.get(index);
@@ -280,6 +277,7 @@ export class Harness {
       );
     } catch (err) {
       const failure: ModelFailure = err instanceof ModelError ? err.failure : { errorType: 'model_request_failed_error', message: String(err), retryable: true };
+      await blocks.settled().catch(() => {});
       await this.afterFailure(await started, failure, logged, a);
       return;
     }
@@ -293,6 +291,8 @@ export class Harness {
     const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
     first?.catch(() => {}); // awaited below, after the end
     await ended;
+    // A call's append failing is the host refusing this brain's own event: the step fails.
+    await blocks.settled();
     for (const tu of logged.filter((e) => e.type === 'agent.tool_use' && e.evaluated_permission === 'deny')) {
       await this.emit([toolResult(tu, notAvailableText(String(tu.name)), true)], resultKey(tu.id));
     }
@@ -375,63 +375,4 @@ export class Harness {
     );
     await this.idle({ type: failure.retryable ? 'retries_exhausted' : 'end_turn' }, err!.seq);
   }
-}
-
-function toolResult(call: LoggedEvent, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
-  return resultEventFor(call, { content: text, isError, details });
-}
-
-function requestEnd(
-  startId: string,
-  isError: boolean,
-  usage: ModelUsage,
-  error?: { type?: ModelFailure['errorType']; message: string; status?: number },
-  stopReason?: string,
-): BrainEventInput {
-  return {
-    type: 'span.model_request_end',
-    model_request_start_id: startId,
-    is_error: isError,
-    model_usage: usage,
-    ...(stopReason ? { stop_reason: stopReason } : {}),
-    ...(error ? { error } : {}),
-  };
-}
-
-/** The event a finished block becomes (`id`: the one its live text already named). */
-function blockToEvent(
-  block: FinishedBlock,
-  customNames: Set<string>,
-  id: string | undefined,
-  mcp: ReadonlyMap<string, McpToolDefinition>,
-  evaluate: (name: string, mcpTool?: McpToolDefinition) => ReturnType<typeof evaluateCall>,
-): BrainEventInput | undefined {
-  const named = id ? { id } : {};
-  switch (block.type) {
-    case 'text':
-      return block.text ? { type: 'agent.message', ...named, content: [{ type: 'text', text: block.text }] } : undefined;
-    case 'thinking':
-      return { type: 'agent.thinking', ...named, thinking: block.thinking, signature: block.signature };
-    case 'redacted_thinking':
-      return { type: 'agent.thinking', ...named, redacted: true };
-    case 'tool_use': {
-      const call = { name: block.name, input: block.input, model_tool_use_id: block.id };
-      const tool = mcp.get(block.name);
-      if (tool) return { type: 'agent.mcp_tool_use', ...call, name: tool.tool_name, mcp_server_name: tool.mcp_server_name, ...evaluate(block.name, tool) };
-      return customNames.has(block.name) ? { type: 'agent.custom_tool_use', ...call } : { type: 'agent.tool_use', ...call, ...evaluate(block.name) };
-    }
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }

@@ -33,3 +33,17 @@ export function retryDelayMs(attempt: number, failure: Pick<ModelFailure, 'retry
   const full = Math.min(policy.retryBaseMs * 2 ** (attempt - 1), policy.retryMaxMs);
   return Math.round(full / 2 + (random() * full) / 2);
 }
+
+/** Waits `ms` (a retry's wait), or less if `signal` aborts first; never rejects. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+}

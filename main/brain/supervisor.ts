@@ -287,6 +287,8 @@ export class BrainSupervisor {
    * that answered the call first ("outcome unknown") keeps its answer: both use the same key.
    */
   private async execute(sessionId: string, brain: Running, m: BrainRequest<'execute'>): Promise<void> {
+    // Only a call in the log runs (a brain sends it right behind its append, which may have failed).
+    if (this.opts.log.findEvent(sessionId, m.args.toolUseId)?.type !== 'agent.tool_use') throw new Error(`${m.args.toolUseId} is not a logged tool call of this session`);
     const ctrl = new AbortController();
     brain.calls.set(m.id, ctrl);
     let outcome;

@@ -73,7 +73,8 @@ export class HandMembership {
       const session = this.log.getSession(sessionId);
       members = new Map([[MAIN_HAND, { name: MAIN_HAND, environmentId: session.environment_id }]]);
       for (let after = 0; ; ) {
-        const page = this.log.getEvents(sessionId, { types: [...HAND_MEMBERSHIP_EVENTS], after, limit: 1000 });
+        // Through the type index: costs the session's membership events, not its length.
+        const page = this.log.getEventsOfTypes(sessionId, HAND_MEMBERSHIP_EVENTS, { after, limit: 1000 });
         for (const e of page) applyTo(members, e);
         if (page.length < 1000) break;
         after = page[page.length - 1]!.seq;

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { EnvironmentStore } from '../catalog/environments';
 import type { Logger } from '../logging/logger';
@@ -9,15 +8,18 @@ import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPo
 import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
+import { sessionWorkDir } from './session-work-dir';
 import { applyResources, type RepoRouter, type ResourceTarget } from './resources';
 import { HandPool, type PooledHand } from './hand-pool';
 import { takePooledHand } from './hand-pool-take';
 import { progressToLog } from './provision-progress';
 import { localReach, placeCaOnShell, withSandboxNet, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
-import { writeTextFile, type TextFilter } from './write-text';
+import type { TextFilter } from './write-text';
+import { keepFullOutput } from './full-output';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
+import { VaultRoutes } from './vault-routes';
 import type { ExecuteOptions, Hand, ToolOutcome } from './types';
 import { callThroughWorker } from './dial-in/call';
 import type { DialIn } from './dial-in/service';
@@ -84,6 +86,7 @@ export interface HandRegistryOptions {
  */
 export class HandRegistry {
   private readonly live = new Map<string, Live>();
+  private readonly routes = new VaultRoutes();
   /** Why a session's remote hand was lost, until its replacement is provisioned. */
   private readonly lostShells = new Map<string, string>();
   /** Calls running now per `session\0hand`: a hand in a running call is not handed over. */
@@ -189,7 +192,7 @@ export class HandRegistry {
       if (opts.signal?.aborted) ctrl.abort();
       const extra = got.extra.find((t) => t.definition.name === tool);
       const outcome = extra && got.shell ? await extra.run(got.shell, input, { signal: ctrl.signal }) : await got.hand.execute(tool, input, { signal: ctrl.signal, timeoutMs: opts.timeoutMs });
-      return await this.keepFullOutput(sessionId, opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } });
+      return await keepFullOutput(path.join(this.opts.dataDir, 'outputs', sessionId), opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } }, this.opts.redactStream);
     } finally {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
@@ -233,6 +236,7 @@ export class HandRegistry {
       throw new HandRequestError('invalid', `hand '${name}' is busy running a tool call in session ${fromSession}; hand it over once the call has finished`);
     }
     const live = this.live.get(`${fromSession}\u0000${name}`);
+    if (live) this.routes.checkHandOver(live, name, fromSession, toSession);
     this.live.delete(`${fromSession}\u0000${name}`);
     if (live) {
       // The same live hand, now held by the other session.
@@ -272,6 +276,7 @@ export class HandRegistry {
     if (!live) {
       const fresh: Live = { sessionId, name: spec.name, ready: Promise.resolve() as never };
       fresh.ready = this.provision(spec, fresh, signal);
+      this.routes.provisioning(fresh, fresh.ready);
       this.live.set(key, fresh);
       // A failed provisioning is not kept: the next call tries again.
       fresh.ready.catch(() => this.forget(fresh));
@@ -289,7 +294,7 @@ export class HandRegistry {
   /** Where each live main hand takes resources (for resources added to its session later). */
   private readonly targets = new WeakMap<Live, ResourceTarget>();
   private keepTarget(live: Live, target: ResourceTarget): ResourceTarget {
-    const kept = { ...target, applied: new Set<string>() };
+    const kept = { ...target, applied: new Set<string>(), onProxyRemote: () => this.routes.mark(live, "a clone on it has the session's git proxy as its remote") };
     this.targets.set(live, kept);
     return kept;
   }
@@ -333,12 +338,16 @@ export class HandRegistry {
         }
         workDir = typeof config.working_dir === 'string' ? config.working_dir : spec.name === MAIN_HAND ? this.workDirOf(sessionId) : path.join(this.workDirOf(sessionId), spec.name);
         const off = this.opts.sandbox === false ? 'the sandbox is turned off for this host' : config.sandbox === false ? 'the sandbox is turned off for this environment (sandbox: false)' : undefined;
+        const policy = off ? false : await withSandboxNet(sandboxPolicy(this.places, config), this.opts.handEnv, sessionId);
+        if (policy && policy.net) this.routes.mark(live, "its sandbox holds the session's gateway to its proxies");
+        const env = { ...(config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, localReach(!off))) };
+        this.routes.markEnv(live, env);
         const hand = createLocalHand({
           workDir,
-          sandbox: off ? false : await withSandboxNet(sandboxPolicy(this.places, config), this.opts.handEnv, sessionId),
+          sandbox: policy,
           sandboxOffReason: off,
           tmpDir: path.join(this.opts.workRoot, '.tmp', `${sessionId}-${spec.name}`),
-          env: { ...(config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, localReach(!off))) },
+          env,
           ledger: this.ledger,
         });
         const sandbox = await hand.sandboxState();
@@ -353,9 +362,10 @@ export class HandRegistry {
         if (!pooled) progress({ phase: 'connecting' });
         const sshKeys = this.opts.handEnv?.sshKeys?.bind(this.opts.handEnv);
         const shell = (opened = pooled?.shell ?? (await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) })));
-        workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : (shell.workDir ?? kind.defaultWorkDir(spec.config)));
+        workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : await sessionWorkDir(shell, type!, shell.workDir ?? kind.defaultWorkDir(spec.config), sessionId, spec.name, signal));
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p), placeCaOnShell(shell, type === 'docker'))) };
+        this.routes.markEnv(live, env);
         // A hand replacing one that was lost says so in its shell's first result (its state is gone).
         const lostKey = `${sessionId}\u0000${spec.name}`;
         const replacedLost = this.lostShells.get(lostKey);
@@ -380,21 +390,5 @@ export class HandRegistry {
       log.emitEvent(sessionId, { type: 'hand.lost', hand: spec.name, reason: `provisioning failed: ${err instanceof Error ? err.message : String(err)}` });
       throw err;
     }
-  }
-
-  /**
-   * Keeps an output too long for the model in a file for the UI; the model's copy stays capped.
-   * Asynchronous and written a slice at a time: a full output may be 64 MiB, and the host's loop
-   * must wait neither on the disk nor on encoding it all at once.
-   */
-  private async keepFullOutput(sessionId: string, toolUseId: string | undefined, outcome: ToolOutcome): Promise<ToolOutcome> {
-    if (!outcome.fullOutput) return outcome;
-    const { fullOutput, ...rest } = outcome;
-    const dir = path.join(this.opts.dataDir, 'outputs', sessionId);
-    // Transcripts are private: 0700 folders, 0600 files (whatever the umask).
-    await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
-    const name = `${(toolUseId ?? `call_${Date.now()}`).replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
-    await writeTextFile(path.join(dir, name), fullOutput, undefined, undefined, this.opts.redactStream?.());
-    return { ...rest, details: { ...rest.details, full_output: { file: name, chars: fullOutput.length } } };
   }
 }

@@ -35,6 +35,8 @@ export interface ResourceTarget {
   onProgress?: (p: ProvisionProgress) => void;
   /** Repositories already on the hand (a pooled hand made ahead, hand-pool.ts), by repoKey. */
   preApplied?: ReadonlySet<string>;
+  /** Called when a clone's remote on the hand is the git proxy (it then carries the session's capability). */
+  onProxyRemote?: () => void;
 }
 
 /** The session's repository resources. */
@@ -102,6 +104,7 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
       }
       outcome ??= route ? { via: 'this machine' } : await cloneRepoOnto(repo, target, signal);
     }
+    if (remote) target.onProxyRemote?.();
     log.emitEvent(sessionId, {
       type: outcome.error === undefined ? 'hand.resource_applied' : 'hand.resource_failed',
       hand: handName,

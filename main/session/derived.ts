@@ -1,4 +1,4 @@
-import type { EventSlice, LoggedEvent, SessionStatus, SessionUsageTotals } from './types';
+import type { LoggedEvent, SessionStatus, SessionUsageTotals } from './types';
 
 const STATUS_BY_EVENT: Record<string, SessionStatus> = {
   'session.status_running': 'running',
@@ -32,15 +32,33 @@ export function addUsage(totals: SessionUsageTotals, event: { type: string; [k: 
   };
 }
 
+/** The one event type that carries usage. */
+export const USAGE_EVENT = 'span.model_request_end';
+
+/** Reads a page of a log's usage events (seq > after, seq <= to, at most limit). */
+export type UsagePageReader = (slice: { after: number; to: number; limit: number }) => LoggedEvent[];
+
+const USAGE_PAGE = 1000;
+
 /** Usage summed over a log's events up to a position, read a page at a time. */
-export function usageThrough(read: (slice: EventSlice) => LoggedEvent[], to: number): SessionUsageTotals {
-  const PAGE = 10_000;
+export function usageThrough(read: UsagePageReader, to: number): SessionUsageTotals {
   let usage = emptyUsage();
-  let after = 0;
-  for (;;) {
-    const page = read({ after, to, limit: PAGE, types: ['span.model_request_end'] });
+  for (let after = 0; ; ) {
+    const page = read({ after, to, limit: USAGE_PAGE });
     for (const e of page) usage = addUsage(usage, e);
-    if (page.length < PAGE) return usage;
+    if (page.length < USAGE_PAGE) return usage;
     after = page[page.length - 1]!.seq;
+  }
+}
+
+/** usageThrough with a turn of the event loop between pages (about a millisecond each). */
+export async function usageThroughPaged(read: UsagePageReader, to: number): Promise<SessionUsageTotals> {
+  let usage = emptyUsage();
+  for (let after = 0; ; ) {
+    const page = read({ after, to, limit: USAGE_PAGE });
+    for (const e of page) usage = addUsage(usage, e);
+    if (page.length < USAGE_PAGE) return usage;
+    after = page[page.length - 1]!.seq;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }

@@ -202,6 +202,15 @@ export const migrations: ReadonlyArray<(db: Database) => void> = [
       );
     `);
   },
+  // 5: an environment key's value is also kept in the vault, as an `environment_key` credential
+  // (main/vault/environment-keys.ts); the digest stays for comparison. Keys made before have none
+  // (NULL) and keep working until revoked; a key with one works only while that credential is live.
+  (db) => {
+    db.exec(`
+      ALTER TABLE environment_keys ADD COLUMN vault_id TEXT;
+      ALTER TABLE environment_keys ADD COLUMN credential_id TEXT;
+    `);
+  },
 ];
 
 /** Applies every migration above `PRAGMA user_version`, all in one write transaction. */

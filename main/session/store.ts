@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { EventAppender } from './append';
 import { newId } from '../db/ids';
 import type { Page } from '../db/pagination';
@@ -16,9 +16,11 @@ import {
   type EventSlice,
   type LoggedEvent,
   type SessionRow,
+  type SessionUsageTotals,
 } from './types';
 import { checkEventInput } from './validate-event';
-import { emptyUsage, statusOf, usageThrough } from './derived';
+import { emptyUsage, statusOf, usageThrough, usageThroughPaged, USAGE_EVENT, type UsagePageReader } from './derived';
+import { TypedReader, type TypedSlice } from './typed-read';
 
 /** Fields a caller sets when creating a session. */
 export interface NewSession {
@@ -56,18 +58,22 @@ const LIST_VISIBLE_EVENTS = new Set(['hand.attached', 'hand.released', 'hand.han
  */
 export class SessionLog {
   private readonly reader: EventReader;
+  private readonly typed: TypedReader;
   private readonly events = new Topic<string, LoggedEvent>();
   private readonly sessions = new Topic<'all', SessionChange>();
   private readonly everything = new Topic<'all', LoggedEventOf>();
   private readonly rows: SessionRows;
   private readonly appender: EventAppender;
   private readonly byId: Statement;
+  private readonly appendTx: Transaction<SessionLog['appendInTx']>;
 
   constructor(private readonly db: Database) {
     this.reader = new EventReader(db);
+    this.typed = new TypedReader(db);
     this.rows = new SessionRows(db);
     this.appender = new EventAppender(db, this.rows);
     this.byId = db.prepare('SELECT session_id, seq, body FROM events WHERE id = ?');
+    this.appendTx = db.transaction((sessionId, events, key) => this.appendInTx(sessionId, events, key));
   }
 
   // ---- sessions ----
@@ -196,16 +202,43 @@ export class SessionLog {
    * recording its parent and fork point. Agent, environment and record are inherited.
    */
   forkSession(id: string, atSeq: number, overrides: NewSession = {}): SessionRow {
+    this.checkForkPoint(id, atSeq);
+    return this.insertFork(id, atSeq, overrides, usageThrough(this.usagePages(id), atSeq));
+  }
+
+  /**
+   * forkSession, with the prefix's usage read a page at a time and a turn of the event loop
+   * between pages: a fork of a long session does not hold up every other session meanwhile.
+   * `recheck` (throwing to refuse) runs just before the fork is written.
+   */
+  async forkSessionPaged(id: string, atSeq: number, overrides: NewSession = {}, recheck?: () => void): Promise<SessionRow> {
+    this.checkForkPoint(id, atSeq);
+    const usage = await usageThroughPaged(this.usagePages(id), atSeq);
+    // The parent's first atSeq events never change; insertFork checks it still exists, and the
+    // caller's own checks run again with no turn of the loop between them and the write.
+    recheck?.();
+    return this.insertFork(id, atSeq, overrides, usage);
+  }
+
+  private checkForkPoint(id: string, atSeq: number): void {
     const parent = this.getSession(id);
     if (!Number.isInteger(atSeq) || atSeq < 0 || atSeq > parent.last_seq) {
       throw new LogInputError(`fork point must be a position from 0 to ${parent.last_seq}, got ${String(atSeq)}`);
     }
+  }
+
+  /** Reads a session's model request ends through the type index (the only events usage needs). */
+  private usagePages(id: string): UsagePageReader {
+    return (slice) => this.typed.read(segmentsOf(id, this.lookup), [USAGE_EVENT], slice);
+  }
+
+  private insertFork(id: string, atSeq: number, overrides: NewSession, usage: SessionUsageTotals): SessionRow {
     const childId = newId.session();
     const now = new Date().toISOString();
     this.db
       .transaction(() => {
-        // Usage is the prefix's; a fork starts idle: nothing runs in it until someone asks.
-        const usage = usageThrough((slice) => this.reader.read(segmentsOf(id, this.lookup), slice), atSeq);
+        const parent = this.getSession(id);
+        // A fork starts idle: nothing runs in it until someone asks.
         this.rows.insert({
           id: childId,
           created_at: now,
@@ -248,21 +281,20 @@ export class SessionLog {
     if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
       throw new LogInputError('an idempotency key must be a string of 1 to 255 characters');
     }
-    let fresh = false;
-    const out = this.db
-      .transaction(() => {
-        const row = this.rows.find(sessionId);
-        if (!row) throw new SessionNotFoundError(sessionId);
-        if (idempotencyKey !== undefined) {
-          const prior = this.appender.findByKey(this.segments(sessionId), idempotencyKey, events.length);
-          if (prior) return prior;
-        }
-        fresh = true;
-        return this.appender.appendLocked(row, events, idempotencyKey);
-      })
-      .immediate();
+    const { out, fresh } = this.appendTx.immediate(sessionId, events, idempotencyKey);
     if (fresh) this.publish(sessionId, out);
     return out;
+  }
+
+  /** emitEvents' transaction body (made into a transaction once: better-sqlite3 builds a wrapper per `transaction` call). */
+  private appendInTx(sessionId: string, events: readonly EventInput[], idempotencyKey: string | undefined): { out: LoggedEvent[]; fresh: boolean } {
+    const row = this.rows.find(sessionId);
+    if (!row) throw new SessionNotFoundError(sessionId);
+    if (idempotencyKey !== undefined) {
+      const prior = this.appender.findByKey(this.segments(sessionId), idempotencyKey, events.length);
+      if (prior) return { out: prior, fresh: false };
+    }
+    return { out: this.appender.appendLocked(row, events, idempotencyKey), fresh: true };
   }
 
   /** A positional slice of the session's log (see EventSlice). */
@@ -293,6 +325,15 @@ export class SessionLog {
   getEventHeads(sessionId: string, slice: EventSlice = {}): EventHead[] {
     if (!this.rows.find(sessionId)) throw new SessionNotFoundError(sessionId);
     return this.reader.readHeads(segmentsOf(sessionId, this.lookup), slice);
+  }
+
+  /**
+   * The events of these types, oldest first, read through the type index: costs only the events
+   * of those types however long the session is (for rare types such as hand membership).
+   */
+  getEventsOfTypes(sessionId: string, types: readonly string[], slice: TypedSlice = {}): LoggedEvent[] {
+    if (!this.rows.find(sessionId)) throw new SessionNotFoundError(sessionId);
+    return this.typed.read(segmentsOf(sessionId, this.lookup), types, slice);
   }
 
   /** The event with this id if it is part of the session's log (its own or shared by a fork). */

@@ -26,7 +26,7 @@ export {
 // ssh2 is CommonJS; Node's ESM loader exposes only some of its names (not `utils`).
 const sshUtils: typeof ssh2.utils = ssh2.utils ?? (ssh2 as unknown as { default: typeof ssh2 }).default.utils;
 
-export const CREDENTIAL_KINDS = ['static_bearer', 'mcp_oauth', 'environment_variable', 'ssh_private_key', 'git_token', 'model_api_key'] as const;
+export const CREDENTIAL_KINDS = ['static_bearer', 'mcp_oauth', 'environment_variable', 'ssh_private_key', 'git_token', 'model_api_key', 'environment_key'] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
 export type Networking = { type: 'unrestricted' } | { type: 'limited'; allowed_hosts: string[] };
@@ -58,7 +58,9 @@ export type AuthCreate =
     }
   | { type: 'ssh_private_key'; private_key: string; passphrase?: string | null; hosts?: string[] }
   | { type: 'git_token'; token: string; username?: string | null; repository_urls?: string[]; hosts?: string[] }
-  | { type: 'model_api_key'; api_key: string; header?: 'x-api-key' | 'authorization' };
+  | { type: 'model_api_key'; api_key: string; header?: 'x-api-key' | 'authorization' }
+  // Made by the host only (a self_hosted environment's key, environment-keys.ts); the API's schema has no such kind.
+  | { type: 'environment_key'; environment_id: string; key_id: string; key: string };
 
 /** What a client sends to change a credential's `auth`; the type cannot change. */
 export type AuthUpdate =
@@ -76,7 +78,8 @@ export type AuthUpdate =
   | { type: 'environment_variable'; secret_value?: string | null; networking?: Networking | null; injection_location?: { body?: boolean; header?: boolean } }
   | { type: 'ssh_private_key'; private_key?: string | null; passphrase?: string | null; hosts?: string[] | null }
   | { type: 'git_token'; token?: string | null; username?: string | null; repository_urls?: string[] | null; hosts?: string[] | null }
-  | { type: 'model_api_key'; api_key?: string | null; header?: 'x-api-key' | 'authorization' | null };
+  | { type: 'model_api_key'; api_key?: string | null; header?: 'x-api-key' | 'authorization' | null }
+  | { type: 'environment_key' };
 
 /** The public part of each kind: exactly what `auth` shows in API responses. */
 export type PublicAuth = Record<string, unknown> & { type: CredentialKind };
@@ -89,6 +92,7 @@ export type SecretOf<K extends CredentialKind> = {
   ssh_private_key: { private_key: string; passphrase?: string };
   git_token: { token: string };
   model_api_key: { api_key: string };
+  environment_key: { key: string };
 }[K];
 export type AnySecret = SecretOf<CredentialKind>;
 
@@ -181,6 +185,8 @@ export function splitCreate(auth: AuthCreate): { auth: PublicAuth; secret: AnySe
     }
     case 'model_api_key':
       return { auth: { type: 'model_api_key', header: auth.header ?? 'x-api-key' }, secret: { api_key: needSecret(auth.api_key, 'api_key') } };
+    case 'environment_key':
+      return { auth: { type: 'environment_key', environment_id: auth.environment_id, key_id: auth.key_id }, secret: { key: needSecret(auth.key, 'key') } };
   }
 }
 
@@ -279,6 +285,9 @@ export function applyUpdate(current: PublicAuth, secret: AnySecret, update: Auth
     case 'model_api_key':
       if (update.api_key != null) s.api_key = needSecret(update.api_key, 'api_key');
       if (update.header != null) auth.header = update.header;
+      break;
+    case 'environment_key':
+      // Nothing to change: a key is replaced by revoking it and making another.
       break;
   }
   return { auth: auth as PublicAuth, secret: s as AnySecret };

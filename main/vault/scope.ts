@@ -64,7 +64,8 @@ export type CredentialPurpose =
   | { use: 'mcp'; server_url: string }
   | { use: 'git'; url: string }
   | { use: 'ssh'; host: string }
-  | { use: 'egress'; host: string; secret_name?: string };
+  | { use: 'egress'; host: string; secret_name?: string }
+  | { use: 'dial_in'; environment_id: string };
 
 /** Kinds that can serve each use. */
 export const KINDS_FOR: Record<CredentialPurpose['use'], readonly CredentialKind[]> = {
@@ -73,6 +74,7 @@ export const KINDS_FOR: Record<CredentialPurpose['use'], readonly CredentialKind
   git: ['git_token'],
   ssh: ['ssh_private_key'],
   egress: ['environment_variable'],
+  dial_in: ['environment_key'],
 };
 
 /** Does a credential's scope allow this use? */
@@ -110,6 +112,8 @@ export function allows(auth: PublicAuth, purpose: CredentialPurpose): boolean {
       const n = a.networking as Networking;
       return n.type === 'unrestricted' || n.allowed_hosts.some((h) => hostMatches(h, purpose.host));
     }
+    case 'dial_in':
+      return a.environment_id === purpose.environment_id;
   }
 }
 

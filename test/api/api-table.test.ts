@@ -106,7 +106,12 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
     return call('DELETE', `/v1/sessions/${sessionId}/resources/${added.json.id}`);
   },
   'environment name, description, metadata': environment({ description: 'd', metadata: { a: 'b' } }),
-  'environment scope': environment({ scope: 'account' }),
+  'environment scope: organization': environment({ scope: 'organization' }),
+  'environment scope: account': environment({ scope: 'account' }),
+  'any call anthropic-beta': async () => {
+    const res = await fetch(`${t.server.url}/v1/agents`, { headers: { 'x-api-key': t.apiKey, 'anthropic-beta': 'managed-agents-2026-04-01,files-api-2025-04-14' } });
+    return { status: res.status, json: await res.json() };
+  },
   'environment config: local, ssh, docker, adb': environment({ config: { type: 'docker', image: 'busybox' } }),
   'environment config: cloud': environment({ config: { type: 'cloud' } }),
   'environment config: self_hosted': environment({ config: { type: 'self_hosted' } }),
@@ -132,6 +137,8 @@ const PROBES: Record<string, () => Promise<{ status: number; json: any }>> = {
 function named(field: string): string {
   const f = field.replace(/`/g, '').replace(/^(add|update): /, (_, verb: string) => (verb === 'add' ? 'resources: ' : ''));
   if (f.startsWith('mcp_toolset ')) return "permission_policy 'always_ask' on an mcp_toolset";
+  if (f.startsWith('scope: ')) return `scope '${f.slice('scope: '.length)}'`;
+  if (f.startsWith('config: ')) return `config type '${f.slice('config: '.length)}'`;
   const m = /^(?:resources: |source: |permission_policy: )?(.+)$/.exec(f)!;
   if (f.startsWith('resources: ')) return `'${m[1]}'`;
   if (f.startsWith('source: ')) return "source type 'file'";

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
-import { allEvents, endedTurn, makeKey, startServe, until } from '../helpers/dial-in';
+import { allEvents, endedTurn, makeKey, startServe, textOf, until } from '../helpers/dial-in';
 import { tmpDir } from '../helpers/tmp';
 
 // The work protocol itself, through the official SDK's `work` client and WorkPoller against
@@ -85,6 +85,34 @@ describe('credentials', () => {
     expect(keys.data.every((k) => !('key' in k))).toBe(true);
   });
 
+  it('each work endpoint takes the credential the hosted API documents: poll, list, ack and heartbeat refuse the API key; retrieve, update and stats refuse the environment key', async () => {
+    const item = (await (await post(`/v1/environments/${envB}/work/healthcheck`)).json()) as { id: string };
+    const keyB = (await makeKey(url, envB)).key;
+    const refused = async (p: Promise<unknown>) => {
+      const err = await p.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.PermissionDeniedError);
+      expect((err as { error: { type: string; error: { type: string; message: string } } }).error).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
+      return (err as { error: { error: { message: string } } }).error.error.message;
+    };
+    // The owner's key: not a worker's.
+    expect(await refused(client.beta.environments.work.poll(envB))).toMatch(/polling for work .*rejects the API key/);
+    expect(await refused(client.beta.environments.work.list(envB))).toMatch(/listing work items .*rejects the API key/);
+    expect(await refused(client.beta.environments.work.ack(item.id, { environment_id: envB }))).toMatch(/rejects the API key/);
+    expect(await refused(client.beta.environments.work.heartbeat(item.id, { environment_id: envB }))).toMatch(/rejects the API key/);
+    // Refused before anything happened: the item is still queued and was never handed out.
+    const w = asWorker(keyB).beta.environments.work;
+    expect(await refused(w.retrieve(item.id, { environment_id: envB }))).toMatch(/needs the API key/);
+    expect(await refused(w.update(item.id, { environment_id: envB, metadata: { a: 'b' } }))).toMatch(/needs the API key/);
+    expect(await refused(w.stats(envB))).toMatch(/needs the API key/);
+    expect(await client.beta.environments.work.retrieve(item.id, { environment_id: envB })).toMatchObject({ state: 'queued', acknowledged_at: null, metadata: {} });
+    // The worker's own calls go through with its key; stop takes either.
+    expect((await w.list(envB)).data.map((x) => x.id)).toContain(item.id);
+    const got = await w.poll(envB);
+    expect(got?.id).toBe(item.id);
+    await w.ack(item.id, { environment_id: envB });
+    expect(await client.beta.environments.work.stop(item.id, { environment_id: envB, force: true } as never)).toMatchObject({ state: 'stopped' });
+  });
+
   it("a work secret reaches its own item and session only; heartbeats need the last one; the worker's result ends the call", async () => {
     const mine = await client.beta.sessions.create({ agent: agentId, environment_id: envA, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] } as never);
     const other = await client.beta.sessions.create({ agent: agentId, environment_id: envA } as never);
@@ -132,6 +160,23 @@ describe('credentials', () => {
     await expect(w.beta.environments.work.retrieve(item.id, { environment_id: envA })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
     const updated = await client.beta.environments.work.update(item.id, { environment_id: envA, metadata: { owner: 'me' } });
     expect(updated.metadata).toEqual({ owner: 'me' });
+  }, 60_000);
+
+  it("a worker's tool result is redacted like a hand's: its own environment key (a vault value) never reaches the log", async () => {
+    const env = (await client.beta.environments.create({ name: 'leaky', config: { type: 'self_hosted' } as never })).id;
+    const leakyKey = (await makeKey(url, env)).key;
+    const s = await client.beta.sessions.create({ agent: agentId, environment_id: env, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] } as never);
+    const work = asWorker(leakyKey).beta.environments.work;
+    const item = await until('the session to queue work', async () => (await work.poll(env, { block_ms: 999 })) ?? undefined);
+    await work.ack(item.id, { environment_id: env });
+    const w = asWorker(tokenOf(item.secret!));
+    const use = await until('the call', async () => (await allEvents(client, s.id)).find((e) => e.type === 'agent.tool_use'));
+    // What `cat /proc/$PPID/environ` on the worker would print.
+    await w.beta.sessions.events.send(s.id, { events: [{ type: 'user.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: `CORRAL_ENVIRONMENT_KEY=${leakyKey}` }] }] });
+    const done = await endedTurn(client, s.id);
+    const result = done.find((e) => e.type === 'user.tool_result')!;
+    expect(textOf(result)).toMatch(/^CORRAL_ENVIRONMENT_KEY=\[redacted: credential [^\]]+\]$/);
+    expect(JSON.stringify(done)).not.toContain(leakyKey);
   }, 60_000);
 
   it('user.tool_result is refused for sessions whose environment is not self_hosted', async () => {

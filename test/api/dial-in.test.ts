@@ -60,7 +60,8 @@ async function session(text: string, agent = agentId): Promise<string> {
 }
 
 async function workItems(): Promise<{ id: string; state: string; data: { id: string }; stop_reason: string | null }[]> {
-  const res = await fetch(`${url}/v1/environments/${envId}/work?limit=100`, { headers: { 'x-api-key': 'serve-key-0123456789-0123456789-0123' } });
+  // Listing work items takes the environment key (the hosted API rejects the API key there).
+  const res = await fetch(`${url}/v1/environments/${envId}/work?limit=100`, { headers: { authorization: `Bearer ${key}` } });
   return ((await res.json()) as { data: never[] }).data;
 }
 

@@ -1,16 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
 import { killServeHost } from '../helpers/serve-kill';
+import { startServe as startServeProcess } from '../helpers/serve-process';
 import { tmpDir } from '../helpers/tmp';
 
 // Tool permissions as a client of the hosted API uses them: the official SDK against `serve`
 // (its own process, real brains) and the scripted model server.
 
-const root = path.resolve(__dirname, '../..');
 let model: ModelServer;
 const children: ChildProcess[] = [];
 
@@ -37,25 +35,7 @@ function script(req: RecordedRequest): Reply {
   return { blocks: [bash(`echo ${scenario.replace(/\W/g, '')}-ran`)] };
 }
 
-function startServe(dataDir: string): Promise<{ child: ChildProcess; client: Anthropic }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir], {
-    cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key-0123456789-0123456789-0123', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('serve did not start')), 30_000);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /API at (http:\/\/\S+)\/v1/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, client: new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: m[1]!, maxRetries: 0 }) });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
-}
+const startServe = (dataDir: string) => startServeProcess({ dataDir, children, env: { ANTHROPIC_BASE_URL: model.url } });
 
 type Ev = { id: string; type: string; [k: string]: any };
 async function events(client: Anthropic, id: string): Promise<Ev[]> {

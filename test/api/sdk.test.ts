@@ -78,8 +78,9 @@ describe('client.beta.environments', () => {
     expect(docker.config).toEqual({ type: 'docker', image: 'busybox:latest', memory_mb: 256 });
     const ssh = await t.client.beta.environments.create({ name: 'pi', config: { type: 'ssh', host: '127.0.0.2', port: 2222, user: 'corral' } as never });
     expect((await t.client.beta.environments.retrieve(ssh.id)).config).toMatchObject({ type: 'ssh', host: '127.0.0.2' });
-    const cloud = await t.client.beta.environments.create({ name: 'c', config: { type: 'cloud' } });
-    expect(cloud.config).toMatchObject({ type: 'cloud', networking: { type: 'unrestricted' }, packages: { npm: [] } });
+    // No cloud here: refused at the door (test/api/environment-rules.test.ts).
+    await expect(t.client.beta.environments.create({ name: 'c', config: { type: 'cloud' } })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    const cloud = await t.client.beta.environments.create({ name: 'c', config: { type: 'self_hosted' } });
 
     const err = await t.client.beta.environments.update(docker.id, { config: { type: 'local' } as never }).catch((e) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);

@@ -1,13 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
-import Anthropic from '@anthropic-ai/sdk';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../fixtures/model-server';
 import { killServeHost } from '../helpers/serve-kill';
+import { startServe as startServeProcess } from '../helpers/serve-process';
 import { tmpDir } from '../helpers/tmp';
 
-const root = path.resolve(__dirname, '../..');
 let model: ModelServer;
 const children: ChildProcess[] = [];
 afterAll(async () => {
@@ -15,26 +12,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-/** Starts `serve` as its own process and resolves with its base URL. */
-function startServe(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir], {
-    cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key-0123456789-0123456789-0123', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('serve did not start')), 30_000);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /API at (http:\/\/\S+)\/v1/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]! });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
-}
+const startServe = (dataDir: string) => startServeProcess({ dataDir, children, env: { ANTHROPIC_BASE_URL: model.url } });
 
 describe('kill -9 of the whole serve process mid-turn', () => {
   it('resumes the session by itself after a restart', async () => {
@@ -48,7 +26,7 @@ describe('kill -9 of the whole serve process mid-turn', () => {
     });
     const dataDir = tmpDir();
     const first = await startServe(dataDir);
-    const client = new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: first.url, maxRetries: 0 });
+    const client = first.client;
     const agent = await client.beta.agents.create({ name: 'a', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] });
     const env = await client.beta.environments.create({ name: 'e', config: { type: 'local' } as never });
     const session = await client.beta.sessions.create({
@@ -60,7 +38,7 @@ describe('kill -9 of the whole serve process mid-turn', () => {
     await killServeHost(dataDir, first.child);
 
     const second = await startServe(dataDir);
-    const client2 = new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: second.url, maxRetries: 0 });
+    const client2 = second.client;
     let status = '';
     for (let i = 0; i < 300 && status !== 'idle'; i++) {
       await new Promise((r) => setTimeout(r, 100));

@@ -116,9 +116,11 @@ describe('the supervisor', () => {
 
   it('records a tool call\'s result as the call ends, and answers with it (not twice)', async () => {
     const id = longSession(10);
+    // The host runs only calls in the log.
+    const call = newId.event();
+    host.log.emitEvent(id, { type: 'agent.tool_use', id: call, name: 'bash', input: { command: 'echo from the hand' }, model_tool_use_id: 'toolu_one' });
     host.log.emitEvent(id, message());
     const brain = of(id)[0]!;
-    const call = newId.event();
     brain.say({ t: 'req', id: 1, op: 'execute', args: { name: 'bash', input: { command: 'echo from the hand' }, toolUseId: call } });
     await until(() => repliesOf(brain).has(1));
     const reply = repliesOf(brain).get(1)!;
@@ -131,10 +133,22 @@ describe('the supervisor', () => {
     expect(pushed).toEqual(['hand.provisioning', 'hand.ready']);
   });
 
-  it('a brain that dies during a call: the call is stopped, its outcome recorded, and the fresh brain told', async () => {
+  it('a call that is not in the log is refused, and nothing runs', async () => {
     const id = longSession(10);
     host.log.emitEvent(id, message());
+    const brain = of(id)[0]!;
     const call = newId.event();
+    brain.say({ t: 'req', id: 1, op: 'execute', args: { name: 'bash', input: { command: 'echo never' }, toolUseId: call } });
+    await until(() => repliesOf(brain).has(1));
+    expect(repliesOf(brain).get(1)).toMatchObject({ ok: false, error: expect.stringContaining('not a logged tool call') });
+    expect(host.log.getEvents(id, { types: ['agent.tool_result', 'hand.provisioning'] })).toHaveLength(0);
+  });
+
+  it('a brain that dies during a call: the call is stopped, its outcome recorded, and the fresh brain told', async () => {
+    const id = longSession(10);
+    const call = newId.event();
+    host.log.emitEvent(id, { type: 'agent.tool_use', id: call, name: 'bash', input: { command: 'sleep 20; echo finished' }, model_tool_use_id: 'toolu_two' });
+    host.log.emitEvent(id, message());
     of(id)[0]!.say({ t: 'req', id: 1, op: 'execute', args: { name: 'bash', input: { command: 'sleep 20; echo finished' }, toolUseId: call } });
     await until(() => host.log.getEvents(id, { types: ['hand.ready'] }).length > 0);
     of(id)[0]!.exit(null, 'SIGKILL');

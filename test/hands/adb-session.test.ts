@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
 import { backendTurn, handsEnv } from '../helpers/hands-env';
@@ -38,6 +40,9 @@ describe('an Android device as a session hand', () => {
     expect(textOf(results[1])).toContain('oops');
     expect(textOf(results[1])).toContain('[exit code 3]');
     expect(events.find((e) => e.type === 'hand.ready')).toMatchObject({ kind: 'adb' });
+    // A device serves many sessions: without a working_dir each gets a folder of its own under /data/local/tmp/corral.
+    const own = path.join(adb.CORRAL_TEST_ADB_DEVICE_ROOT!, 'data/local/tmp/corral', session.id, 'hello.txt');
+    expect(fs.readFileSync(own, 'utf8')).toBe('on the phone');
     // The screenshot tool was offered, and its PNG went to the model as an image block.
     expect(t.model.requests[0]!.body.tools.map((x: { name: string }) => x.name)).toContain('screenshot');
     const shot = (results[2]!.content as { type: string; source?: { media_type: string; data: string } }[]).find((b) => b.type === 'image')!;

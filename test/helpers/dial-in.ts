@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { SERVE_KEY, startServe as startServeProcess, type ServeProcess } from './serve-process';
 
 // Shared set-up of the self-hosted worker tests: `serve` in its own process, and the
 // `corral-worker` bin (the official SDK's EnvironmentWorker, unmodified) in others.
@@ -10,24 +10,8 @@ import Anthropic from '@anthropic-ai/sdk';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Starts `serve` on a free port; resolves with its child and an API-key client. */
-export function startServe(dataDir: string, env: Record<string, string>, children: ChildProcess[], args: string[] = []): Promise<{ child: ChildProcess; url: string; client: Anthropic }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir, ...args], {
-    cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: 'serve-key-0123456789-0123456789-0123', ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('serve did not start')), 30_000);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /API at (http:\/\/\S+)\/v1/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, client: new Anthropic({ apiKey: 'serve-key-0123456789-0123456789-0123', baseURL: m[1]!, maxRetries: 0 }) });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
+export function startServe(dataDir: string, env: Record<string, string>, children: ChildProcess[], args: string[] = []): Promise<ServeProcess> {
+  return startServeProcess({ dataDir, env, children, args });
 }
 
 /** Runs `bin/corral-worker.mjs` in a process group of its own (so kill -9 takes its commands too). */
@@ -55,7 +39,7 @@ export function killWorker(child: ChildProcess): void {
 
 /** Makes an environment key (Corral's `POST /v1/environments/{id}/keys`). */
 export async function makeKey(url: string, environmentId: string): Promise<{ id: string; key: string }> {
-  const res = await fetch(`${url}/v1/environments/${environmentId}/keys`, { method: 'POST', headers: { 'x-api-key': 'serve-key-0123456789-0123456789-0123', 'content-type': 'application/json' }, body: '{}' });
+  const res = await fetch(`${url}/v1/environments/${environmentId}/keys`, { method: 'POST', headers: { 'x-api-key': SERVE_KEY, 'content-type': 'application/json' }, body: '{}' });
   if (!res.ok) throw new Error(`making a key: ${res.status} ${await res.text()}`);
   return (await res.json()) as { id: string; key: string };
 }

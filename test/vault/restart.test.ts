@@ -1,21 +1,20 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import readline from 'node:readline';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../fixtures/git-http-server';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
 import { killServeHost } from '../helpers/serve-kill';
+import { startServe as startServeProcess } from '../helpers/serve-process';
 import { tmpDir } from '../helpers/tmp';
 
 // A session's git remote and environment_variable credentials keep working after the host is
 // killed (kill -9) and started again: `serve` in its own process, the official SDK, real brains.
 
-const root = path.resolve(__dirname, '../..');
 const execFileAsync = promisify(execFile);
 const TOKEN = `ghp_restart_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 const VALUE = `sk-restart-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
@@ -43,25 +42,8 @@ function script(req: RecordedRequest): Reply {
   return { blocks: [{ type: 'tool_use', name: 'bash', input: { command: /run: (.*)$/s.exec(text)![1]!, timeout_ms: 60_000 } }] };
 }
 
-function startServe(): Promise<{ child: ChildProcess; client: Anthropic }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', dataDir, '--work-root', workRoot, '--no-sandbox'], {
-    cwd: root,
-    env: { ...process.env, CORRAL_API_KEY: SERVE_KEY, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('serve did not start')), 60_000);
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /API at (http:\/\/\S+)\/v1/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, client: new Anthropic({ apiKey: SERVE_KEY, baseURL: m[1]!, maxRetries: 0 }) });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
-}
+const startServe = () =>
+  startServeProcess({ dataDir, children, apiKey: SERVE_KEY, args: ['--work-root', workRoot, '--no-sandbox'], env: { ANTHROPIC_BASE_URL: model.url }, startMs: 60_000 });
 
 type Ev = { id: string; type: string; [k: string]: any };
 async function events(client: Anthropic, id: string): Promise<Ev[]> {

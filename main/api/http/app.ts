@@ -20,6 +20,7 @@ import { sessionRoutes } from './routes/sessions';
 import { sessionExtraRoutes } from './routes/session-extras';
 import { sessionResourceRoutes } from './routes/session-resources';
 import { refuseWorkspace } from './workspace';
+import { refuseUnknownBetas } from './betas';
 import { uiRoutes } from './routes/ui';
 import { vaultRoutes } from './routes/vaults';
 import { workRoutes } from './routes/work';
@@ -51,7 +52,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
   const app = new Hono();
   const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
   const auth = opts.auth ?? new ServerAuth({ key: opts.apiKey, keyFile: opts.keyFile });
-  // One throttle for every credential (key, link code, cookie): failures add up per address.
+  // Wrong keys and wrong link codes add up per address, each kind apart (auth-guard.ts).
   const throttle = new FailureThrottle();
 
   const logger = host.logger;
@@ -94,6 +95,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     const refused = guardCredential(
       c,
       throttle,
+      'key',
       () => auth.keyMatches(presented) || acceptWorkerCredential(c, host, presented),
       () => errorResponse(c, new ApiError('authentication_error', 'invalid or missing API key (send it as x-api-key or Authorization: Bearer)')),
     );
@@ -108,6 +110,7 @@ export function createApiApp(host: Host, opts: ApiAppOptions): Hono {
     }),
   );
   v1.use('*', refuseWorkspace);
+  v1.use('*', refuseUnknownBetas);
   v1.route('/agents', agentRoutes(host));
   v1.route('/environments', workRoutes(host));
   v1.route('/environments', environmentRoutes(host));

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { ApiError, clip, describeZodError, isClientGone } from './errors';
+import { describeJsonProblem } from './json-error';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth';
 
 /**
@@ -23,8 +24,9 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch (err) {
-    throw new ApiError('invalid_request_error', `the body is not valid JSON: ${(err as Error).message}`);
+  } catch {
+    // Not V8's message: it quotes a piece of the body, which may be a secret.
+    throw new ApiError('invalid_request_error', describeJsonProblem(text));
   }
   if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) throw new ApiError('invalid_request_error', `the body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = schema.safeParse(raw);

@@ -8,6 +8,8 @@ import { sessionCreateBody, sessionForkBody } from '../http/schemas/sessions';
 import { credentialCreateBody, credentialUpdateBody, vaultCreateBody } from '../http/schemas/vaults';
 import type { UiCallName, UiStreamName } from './methods';
 import { machineSchemas, type MachineCallOutputs } from './machines-contract';
+import { workerSchemas, type WorkerStreamItems } from './workers-contract';
+export type { UiWorkerSeen, UiWorkItem } from './workers-contract';
 export type { Discovery, DroppedFileResult, DroppedSshHost, ProbeResult } from './machines-contract';
 
 /**
@@ -275,6 +277,8 @@ export const uiSchemas = {
   createWorkerKey: z.object({ environmentId: z.string().min(1).max(100), name: z.string().min(1).max(256).optional() }).strict(),
   // ---- the hands panel: machines by drag and drop (machines-contract.ts) ----
   ...machineSchemas,
+  // ---- machines that dial in, live (workers-contract.ts) ----
+  ...workerSchemas,
 } satisfies Record<UiCallName | UiStreamName, z.ZodType>;
 
 export type UiInput<N extends UiCallName | UiStreamName> = z.input<(typeof uiSchemas)[N]>;
@@ -314,7 +318,7 @@ export interface UiCallOutputs extends MachineCallOutputs {
 export type LiveTextItem = LiveDelta;
 
 /** Item type of each stream. */
-export interface UiStreamItems {
+export interface UiStreamItems extends WorkerStreamItems {
   watchSessions: SessionListChange;
   watchEvents: UiEvent;
   watchLiveText: LiveTextItem;

@@ -5,9 +5,10 @@ import { hostCalls } from './calls';
 import type { SessionLog } from '../../session/store';
 import { LogInputError, SessionNotFoundError, type SessionRow } from '../../session/types';
 import { READER_PAGE_BYTES } from '../reader-limits';
-import { uiSchemas, type LiveTextItem, type SessionSummary, type UiCallOutputs, type UiError, type UiStreamItems } from './contract';
+import { uiSchemas, type LiveTextItem, type SessionSummary, type UiCallOutputs, type UiError, type UiInput, type UiStreamItems } from './contract';
 import type { HostCallName, LogCallName, UiCallName, UiStreamName } from './methods';
 import { watchEvents } from './watch-events';
+import { watchWorkers } from './watch-workers';
 
 /** An error meant for the renderer, already in its wire shape. */
 export class UiServiceError extends Error {
@@ -63,6 +64,8 @@ export interface UiServiceDeps {
   subscribeHandPools?(listener: (pools: UiStreamItems['watchHandPools']) => void): () => void;
   /** Bytes of events a watchEvents replay reads and sends at a time (default READER_PAGE_BYTES). */
   pageBytes?: number;
+  /** Work items of machines that dial in, live (watch-workers.ts); absent, the stream sends nothing. */
+  watchWorkers?(input: UiInput<'watchWorkers'>, push: (item: UiStreamItems['watchWorkers']) => void): () => void;
 }
 
 /** Implementations of the host calls, each given its input already validated. */
@@ -77,6 +80,7 @@ export function uiServiceFor(host: Host): UiService {
     handsOf: calls.handsOf,
     subscribeLiveText: host.brains ? (sessionId, listener) => host.brains!.subscribeDeltas(sessionId, listener) : undefined,
     subscribeHandPools: (listener) => host.hands.pool.subscribe((pools) => listener(pools.map(({ name: _name, ...p }) => p))),
+    watchWorkers: (input, push) => watchWorkers(host, input, push),
   });
 }
 
@@ -132,6 +136,7 @@ export function createUiService(deps: UiServiceDeps): UiService {
       push([]);
       return () => {};
     },
+    watchWorkers: (input, push) => deps.watchWorkers?.(input, push) ?? (() => {}),
   };
   return {
     async call(name, input) {

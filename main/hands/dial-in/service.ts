@@ -3,6 +3,7 @@ import type { EnvironmentStore } from '../../catalog/environments';
 import type { EnvironmentKeyRow, WorkRow, WorkStore } from '../../catalog/work';
 import type { Logger } from '../../logging/logger';
 import type { SessionLog } from '../../session/store';
+import type { EnvironmentKeyVault, KeyCredentialRef } from './key-vault';
 
 /** Who presented a credential other than the server's API key. */
 export type WorkPrincipal =
@@ -17,6 +18,8 @@ export interface DialInOptions {
   logger?: Logger;
   /** A lease's length when a heartbeat asks for none (seconds; default `CORRAL_WORK_LEASE_TTL_S` or 60). */
   leaseTtlS?: number;
+  /** Where keys' values are kept (the vault); without it only their digests are. */
+  keyVault?: EnvironmentKeyVault;
 }
 
 /** Shortest and longest lease a heartbeat may ask for (`desired_ttl_seconds`). */
@@ -61,10 +64,50 @@ export class DialIn {
     return (this.opts.environments.get(environmentId)?.record.config as { type?: string } | undefined)?.type === 'self_hosted';
   }
 
-  /** Makes a key for the environment; the value is returned here once and never stored. */
-  createKey(environmentId: string, name: string | null): EnvironmentKeyRow & { key: string } {
+  /**
+   * Makes a key for the environment. The value is returned here once; the host keeps its digest
+   * (to compare) and the vault its value (an `environment_key` credential, write-only). When the
+   * vault cannot take it, no key is made.
+   */
+  async createKey(environmentId: string, name: string | null): Promise<EnvironmentKeyRow & { key: string }> {
     const key = `${ENV_KEY_PREFIX}${crypto.randomBytes(32).toString('base64url')}`;
-    return { ...this.opts.work.addKey(environmentId, digest(key), name), key };
+    const row = this.opts.work.addKey(environmentId, digest(key), name);
+    if (this.opts.keyVault) {
+      try {
+        const ref = await this.opts.keyVault.store({ environmentId, keyId: row.id, name, key });
+        this.opts.work.setKeyCredential(row.id, ref.vaultId, ref.credentialId);
+      } catch (err) {
+        this.opts.work.deleteKey(row.id);
+        throw err;
+      }
+    }
+    return { ...this.opts.work.key(row.id)!, key };
+  }
+
+  /** Revokes a key: it stops working at once, and its vault credential is archived. */
+  revokeKey(id: string): EnvironmentKeyRow | undefined {
+    const k = this.opts.work.revokeKey(id);
+    const ref = k && refOf(k);
+    if (ref) this.opts.keyVault?.archive(ref);
+    return k;
+  }
+
+  /** The environment's keys, newest state: a key whose credential was archived or deleted in the vault is revoked. */
+  keys(environmentId: string): EnvironmentKeyRow[] {
+    return this.opts.work.keys(environmentId).map((k) => (k.revoked_at || this.keyLive(k) ? k : this.opts.work.revokeKey(k.id)!));
+  }
+
+  /** A key whose value the vault keeps works only while that credential is live (archived or deleted there: revoked). */
+  private keyLive(k: EnvironmentKeyRow): boolean {
+    const ref = refOf(k);
+    return !ref || !this.opts.keyVault || this.opts.keyVault.isLive(ref);
+  }
+
+  /** Records a use of a key (in the session's log when it served one). */
+  private keyUsed(keyId: string, sessionId: string | undefined, target: string): void {
+    const k = this.opts.work.key(keyId);
+    const ref = k && refOf(k);
+    if (ref) this.opts.keyVault?.recordUse(ref, k.environment_id, sessionId, target);
   }
 
   /** Who a presented credential belongs to (undefined: nobody). */
@@ -73,7 +116,12 @@ export class DialIn {
     if (presented.startsWith(ENV_KEY_PREFIX)) {
       const k = this.opts.work.keyByDigest(digest(presented));
       if (!k) return undefined;
+      if (!this.keyLive(k)) {
+        this.opts.work.revokeKey(k.id);
+        return undefined;
+      }
       this.opts.work.touchKey(k.id);
+      this.keyUsed(k.id, undefined, `environment ${k.environment_id}`);
       return { kind: 'environment_key', environmentId: k.environment_id, keyId: k.id };
     }
     if (presented.startsWith(SESSIONS_TOKEN_PREFIX)) {
@@ -98,14 +146,18 @@ export class DialIn {
    * Claims the next item for a poller, waiting up to `blockMs` for one. The item carries a fresh
    * secret whose sessions token works for that item and its session only.
    */
-  async poll(environmentId: string, o: { blockMs: number; reclaimMs: number; workerId: string | null; signal?: AbortSignal }): Promise<{ row: WorkRow; secret: string } | undefined> {
+  async poll(environmentId: string, o: { blockMs: number; reclaimMs: number; workerId: string | null; signal?: AbortSignal; keyId?: string }): Promise<{ row: WorkRow; secret: string } | undefined> {
     if (o.workerId) this.opts.work.notePoll(environmentId, o.workerId, Date.now());
     const deadline = Date.now() + o.blockMs;
     for (;;) {
       this.expireLeases();
       const token = `${SESSIONS_TOKEN_PREFIX}${crypto.randomBytes(32).toString('base64url')}`;
       const row = this.opts.work.claim(environmentId, Date.now(), o.reclaimMs, o.workerId, digest(token));
-      if (row) return { row, secret: Buffer.from(JSON.stringify({ sessions_token: token })).toString('base64url') };
+      if (row) {
+        // The ledger: the key fetched this session's work (the session's log says which key, never its value).
+        if (row.session_id && o.keyId) this.keyUsed(o.keyId, row.session_id, `work item ${row.id} of environment ${environmentId}${o.workerId ? ` (worker ${o.workerId})` : ''}`);
+        return { row, secret: Buffer.from(JSON.stringify({ sessions_token: token })).toString('base64url') };
+      }
       const left = deadline - Date.now();
       if (left <= 0 || o.signal?.aborted) return undefined;
       await this.waitForQueue(environmentId, left, o.signal);
@@ -168,3 +220,5 @@ export class DialIn {
     return this.opts.work.stats(environmentId, Date.now(), RECENT_POLL_MS);
   }
 }
+
+const refOf = (k: EnvironmentKeyRow): KeyCredentialRef | undefined => (k.vault_id && k.credential_id ? { vaultId: k.vault_id, credentialId: k.credential_id } : undefined);

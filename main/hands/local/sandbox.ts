@@ -135,11 +135,11 @@ async function probe(): Promise<{ ok: true } | { ok: false; reason: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-sandbox-probe-'));
   try {
     const wrapped = await wrap('true', { workDir: dir, tmpDir: dir, policy: { denyRead: [], allowedHosts: [] } });
-    const { spawnSync } = await import('node:child_process');
-    const r = spawnSync(wrapped.file, wrapped.args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 20_000 });
+    // Asynchronous: the probe runs while the host already serves (a sync spawn stalled its loop).
+    const r = await runOnce(wrapped.file, wrapped.args, dir);
     wrapped.release();
     if (r.status !== 0) {
-      return { ok: false, reason: `a sandboxed test command failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr ?? '').trim().slice(0, 500)}` };
+      return { ok: false, reason: `a sandboxed test command failed (${r.error ?? `exit ${r.status}`}): ${r.stderr.trim().slice(0, 500)}` };
     }
   } catch (err) {
     return { ok: false, reason: `a sandboxed test command could not be prepared: ${(err as Error).message}` };
@@ -147,6 +147,18 @@ async function probe(): Promise<{ ok: true } | { ok: false; reason: string }> {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return { ok: true };
+}
+
+/** Runs a command to its end without blocking the event loop; 20 s at most. */
+async function runOnce(file: string, args: string[], cwd: string): Promise<{ status: number | null; stderr: string; error?: string }> {
+  const { execFile } = await import('node:child_process');
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 20_000 }, (err, _stdout, stderr) => {
+      if (!err) return resolve({ status: 0, stderr });
+      const code = (err as { code?: unknown }).code;
+      resolve({ status: typeof code === 'number' ? code : null, stderr: stderr ?? '', error: typeof code === 'number' ? undefined : err.message });
+    });
+  });
 }
 
 /** Quotes a string for bash. */

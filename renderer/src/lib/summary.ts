@@ -55,6 +55,8 @@ const DESCRIBERS: Record<string, Describe> = {
   'hand.received': (e) => ({
     text: `${hand(e)} received from ${session(e.from_session_id)}${str(e.from_hand) && e.from_hand !== e.hand ? ` (was ${str(e.from_hand)})` : ''}`,
   }),
+  // The vault's ledger: which credential served what (never its value).
+  'vault.credential_used': (e) => ({ text: `credential ${str(e.credential_id) ?? '?'} (${str(e.kind) ?? '?'}) used for ${str(e.purpose) ?? '?'}${str(e.target) ? `: ${str(e.target)}` : ''}` }),
   'session.error': sessionError,
   'session.status_rescheduled': (e) => ({
     text: `retry ${num(e.attempt) ?? '?'}${num(e.retry_in_ms) === undefined ? '' : ` in ${duration(num(e.retry_in_ms)!)}`}${str(e.error_type) ? ` after ${str(e.error_type)}` : ''}`,

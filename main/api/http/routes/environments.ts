@@ -35,7 +35,7 @@ export function environmentRoutes(host: Host): Hono {
       description: body.description ?? null,
       metadata: body.metadata ?? {},
       config: normalizeEnvironmentConfig(body.config),
-      scope: body.scope ?? 'account',
+      scope: body.scope ?? 'organization',
     });
     return c.json(environmentToApi(created));
   });

@@ -88,7 +88,7 @@ export function sessionRoutes(host: Host): Hono {
       if (!event) throw notFound('event', body.at_event_id);
       at = event.seq;
     }
-    const child = log.forkSession(id, at);
+    const child = await log.forkSessionPaged(id, at);
     if (body.title !== undefined) log.updateSessionRecord(child.id, (r) => ({ ...r, title: body.title }));
     return c.json(sessionToApi(log.getSession(child.id)));
   });

@@ -17,7 +17,7 @@ import { CLOSE_TOO_SLOW, socketFlow, type SendBuffer } from '../ws-flow';
 /** Options of the UI routes. */
 export interface UiRouteOptions extends SlowReaderOptions {
   auth: ServerAuth;
-  /** Counts wrong link codes per address (shared with the API key's). */
+  /** Counts wrong link codes per address (apart from wrong API keys). */
   throttle: FailureThrottle;
   /** The built renderer (out/renderer); the UI answers 503 with a hint when it is missing. */
   rendererDir: string;
@@ -117,6 +117,7 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
     const refused = guardCredential(
       c,
       opts.throttle,
+      'code',
       () => (session = auth.redeem(code)) !== undefined,
       () => c.text('That link was used already, has expired or is wrong. Get a new one with `npm run serve -- link`.', 401),
     );

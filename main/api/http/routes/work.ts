@@ -58,33 +58,43 @@ export function workRoutes(host: Host): Hono {
   const ownerOnly = (c: Context, what: string) => {
     if (principalOf(c).kind !== 'api') throw new ApiError('permission_error', `${what} needs the API key (worker credentials cannot)`);
   };
+  // The hosted API: list "accepts the environment key as a bearer token. It rejects a Claude API
+  // key"; poll, ack and heartbeat are the worker's calls (its environment key, or an item's
+  // sessions token for heartbeat), which the SDK documents as made by the worker alone.
+  const workerOnly = (c: Context, what: string) => {
+    if (principalOf(c).kind === 'api') throw new ApiError('permission_error', `${what} takes the environment key (or, for a heartbeat, the work item's secret) as a bearer token; it rejects the API key`);
+  };
 
   app.post('/:env/keys', async (c) => {
     ownerOnly(c, 'making an environment key');
     const env = selfHosted(c.req.param('env'));
     if (env.archived_at) throw new ApiError('invalid_request_error', `environment '${env.id}' is archived`);
     const body = await jsonBody(c, keyBody);
-    const k = dialIn.createKey(env.id, body.name ?? null);
+    const k = await dialIn.createKey(env.id, body.name ?? null).catch((err: Error) => {
+      throw new ApiError('api_error', `the key was not made: the vault could not store it (${err.message})`);
+    });
     return c.json({ type: 'environment_key', ...k });
   });
   app.get('/:env/keys', (c) => {
     ownerOnly(c, 'listing environment keys');
     const env = selfHosted(c.req.param('env'));
-    return c.json({ data: dialIn.work.keys(env.id).map((k) => ({ type: 'environment_key', ...k })), next_page: null });
+    return c.json({ data: dialIn.keys(env.id).map((k) => ({ type: 'environment_key', ...k })), next_page: null });
   });
   app.post('/:env/keys/:key/revoke', (c) => {
     ownerOnly(c, 'revoking an environment key');
     const env = selfHosted(c.req.param('env'));
     const k = dialIn.work.key(c.req.param('key'));
     if (!k || k.environment_id !== env.id) throw notFound('environment key', c.req.param('key'));
-    return c.json({ type: 'environment_key', ...dialIn.work.revokeKey(k.id) });
+    return c.json({ type: 'environment_key', ...dialIn.revokeKey(k.id) });
   });
 
   app.get('/:env/work/poll', async (c) => {
+    workerOnly(c, 'polling for work');
     const env = selfHosted(c.req.param('env'));
     const blockMs = queryInt(c, 'block_ms', { min: 1, max: 999 }) ?? 0;
     const reclaimMs = queryInt(c, 'reclaim_older_than_ms', { min: 0, max: 24 * 3600_000 }) ?? DEFAULT_RECLAIM_MS;
-    const got = await dialIn.poll(env.id, { blockMs, reclaimMs, workerId: c.req.header('anthropic-worker-id') ?? null, signal: c.req.raw.signal });
+    const p = principalOf(c);
+    const got = await dialIn.poll(env.id, { blockMs, reclaimMs, workerId: c.req.header('anthropic-worker-id') ?? null, signal: c.req.raw.signal, keyId: p.kind === 'environment_key' ? p.keyId : undefined });
     return c.json(got ? workToApi(got.row, got.secret) : null);
   });
   app.get('/:env/work/stats', (c) => {
@@ -94,6 +104,7 @@ export function workRoutes(host: Host): Hono {
     return c.json({ type: 'work_queue_stats', depth: s.depth, pending: s.pending, oldest_queued_at: s.oldest, workers_polling: s.workers });
   });
   app.get('/:env/work', (c) => {
+    workerOnly(c, 'listing work items');
     const env = selfHosted(c.req.param('env'));
     const limit = queryInt(c, 'limit', { min: 1, max: 1000, fallback: 20 })!;
     const page = dialIn.work.list(env.id, limit, c.req.query('page') || undefined);
@@ -123,12 +134,14 @@ export function workRoutes(host: Host): Hono {
     return c.json(workToApi(dialIn.work.setMetadata(w.id, next)!));
   });
   app.post('/:env/work/:work/ack', async (c) => {
+    workerOnly(c, 'acknowledging a work item');
     await jsonBody(c, emptyBody);
     const w = item(c);
     if (!dialIn.ack(w)) throw new ApiError('conflict_error', `work item '${w.id}' is '${w.state}'${w.polled_at_ms === null ? ' and was never polled' : ''}: only a polled, queued item can be acknowledged`);
     return c.json(workToApi(dialIn.work.get(w.id)!));
   });
   app.post('/:env/work/:work/heartbeat', async (c) => {
+    workerOnly(c, 'heartbeating a work item');
     await jsonBody(c, emptyBody);
     dialIn.expireLeases();
     const w = item(c);

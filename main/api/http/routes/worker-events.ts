@@ -80,7 +80,8 @@ export function workerEventRoutes(host: Host): Hono {
         if (!confirmed) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' waits for the user's confirmation; it may not run yet`);
       }
       if (log.hasIdempotencyKey(id, workerResultKey(e.tool_use_id))) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' is already answered`);
-      out.push(...log.emitEvents(id, [{ ...e }], workerResultKey(e.tool_use_id)));
+      // Redacted like any hand's output: a command on the worker could print a vault value (its own environment key, read from /proc).
+      out.push(...log.emitEvents(id, [host.vault.redactEvent({ ...e })], workerResultKey(e.tool_use_id)));
     }
     return c.json({ data: out });
   });

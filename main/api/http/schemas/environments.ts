@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envEntryProblem } from '../../../env-vars';
 import { metadata, metadataPatch } from './common';
+import { neverYet, notYet } from './not-yet';
 
 const packages = z
   .object({
@@ -66,7 +67,8 @@ const port = z.number().int().min(1).max(65535);
  * never part of a config (a key file is named by path; key contents go to the vault).
  */
 export const environmentConfig = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('cloud'), networking: networking.nullish(), packages: packages.nullish() }).strict(),
+  // Corral has no cloud to run it in: refused at the door, not at the first tool call.
+  neverYet(z.object({ type: z.literal('cloud'), networking: networking.nullish(), packages: packages.nullish() }).strict(), "config type 'cloud'", 'no cloud containers here: use local, docker, ssh, adb or self_hosted'),
   z.object({ type: z.literal('self_hosted') }).strict(),
   z
     .object({
@@ -122,13 +124,26 @@ export const environmentConfig = z.discriminatedUnion('type', [
 ]);
 export type EnvironmentConfigParam = z.infer<typeof environmentConfig>;
 
+/**
+ * Who sees an environment. Corral has no accounts, only the holder of the host's API key, so it
+ * is what the API calls an API organization: every environment is visible to that holder
+ * ('organization', the default), and 'account' (visible to one account only) is refused, as
+ * the hosted API refuses it for API organizations.
+ */
+const environmentScope = notYet(
+  z.enum(['organization', 'account']).nullish(),
+  "scope 'account'",
+  "Corral has no accounts: like an API organization, it shows every environment to whoever holds the host's API key, which is scope 'organization'",
+  (v) => v === 'organization',
+);
+
 export const environmentCreateBody = z
   .object({
     name: z.string().min(1).max(256),
     config: environmentConfig.nullish(),
     description: z.string().max(2048).nullish(),
     metadata: metadata.optional(),
-    scope: z.enum(['organization', 'account']).nullish(),
+    scope: environmentScope,
   })
   .strict();
 
@@ -138,7 +153,7 @@ export const environmentUpdateBody = z
     config: environmentConfig.nullish(),
     description: z.string().max(2048).nullish(),
     metadata: metadataPatch.optional(),
-    scope: z.enum(['organization', 'account']).nullish(),
+    scope: environmentScope,
   })
   .strict();
 

@@ -3,6 +3,7 @@ import { mcpServerParam, modelParam, toolParam } from './agents';
 import { metadata, metadataPatch } from './common';
 import { initialEventParams } from './events';
 import { notYet } from './not-yet';
+import { mountPath } from './mount-path';
 
 const agentRef = z.union([
   z.string().min(1),
@@ -32,7 +33,7 @@ export const repositoryResource = z
     url: z.string().url(),
     authorization_token: z.string().optional(),
     checkout: checkout.nullish(),
-    mount_path: z.string().min(1).nullish(),
+    mount_path: mountPath.nullish(),
   })
   .strict();
 /** A file resource (refused: Corral has no Files API). */

@@ -45,7 +45,7 @@ export function catalogCalls(host: Pick<Host, 'agents' | 'environments'> & { han
           description: body.description ?? null,
           metadata: body.metadata ?? {},
           config: normalizeEnvironmentConfig(body.config),
-          scope: body.scope ?? 'account',
+          scope: body.scope ?? 'organization',
         }),
       ),
     updateEnvironment: ({ environmentId, update }) => {

@@ -68,7 +68,7 @@ export function forkCalls(host: Pick<Host, 'log' | 'environments' | 'hands'>): P
   };
   return {
     previewFork: ({ sessionId, atSeq, withMessage }) => previewFork(host, sessionId, atSeq, withMessage ?? false),
-    forkSession: ({ sessionId, fork, environmentId, hands, message }): SessionSummary => {
+    forkSession: async ({ sessionId, fork, environmentId, hands, message }): Promise<SessionSummary> => {
       const parent = log.getSession(sessionId);
       let at = fork.at_seq ?? parent.last_seq;
       if (fork.at_event_id !== undefined) {
@@ -80,7 +80,7 @@ export function forkCalls(host: Pick<Host, 'log' | 'environments' | 'hands'>): P
       // Everything is checked before anything is written: a refused fork leaves no half-made session.
       if (environmentId) usable(environmentId, 'main hand');
       const held = new Set([MAIN_HAND]);
-      for (const e of log.getEvents(sessionId, { to: at, types: [...HAND_MEMBERSHIP_EVENTS], limit: 100_000 })) {
+      for (const e of log.getEventsOfTypes(sessionId, HAND_MEMBERSHIP_EVENTS, { to: at, limit: 100_000 })) {
         if (e.type === 'hand.attached' || e.type === 'hand.received') held.add(String(e.hand));
         else held.delete(String(e.hand));
       }
@@ -89,7 +89,12 @@ export function forkCalls(host: Pick<Host, 'log' | 'environments' | 'hands'>): P
         if (held.has(h.name)) throw refuse(`the fork already has a hand named '${h.name}'`);
         held.add(h.name);
       }
-      const child = log.forkSession(sessionId, at, environmentId ? { environment_id: environmentId } : {});
+      // The environments are checked again as the fork is written: the loop turns while its usage is read.
+      const envsStillUsable = () => {
+        if (environmentId) usable(environmentId, 'main hand');
+        for (const h of hands ?? []) usable(h.environment_id, `hand '${h.name}'`);
+      };
+      const child = await log.forkSessionPaged(sessionId, at, environmentId ? { environment_id: environmentId } : {}, envsStillUsable);
       const title = fork.title ?? `${typeof parent.record.title === 'string' && parent.record.title ? parent.record.title : parent.id} · fork at #${at}`;
       log.updateSessionRecord(child.id, (r) => ({ ...r, title }));
       for (const h of hands ?? []) host.hands.attach(child.id, h.environment_id, h.name);

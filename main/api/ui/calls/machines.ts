@@ -99,7 +99,7 @@ export function machineCalls(host: Pick<Host, 'vault' | 'environments' | 'hands'
           if (!hosts.includes(machine.host)) await vaultCall(() => vault.updateCredential(vaultId, machine.credentialId!, { auth: { type: 'ssh_private_key', hosts: [...hosts, machine.host] } }));
         }
         const { credentialId: _c, ...config } = machine as typeof machine & { credentialId?: string };
-        const env = host.environments.create({ name, description: null, metadata: { 'corral.attached_by': 'hands panel' }, config: normalizeEnvironmentConfig(config as never), scope: 'account' });
+        const env = host.environments.create({ name, description: null, metadata: { 'corral.attached_by': 'hands panel' }, config: normalizeEnvironmentConfig(config as never), scope: 'organization' });
         return { id: env.id, name: env.record.name as string, config: env.record.config as { type: string } };
       }),
 

@@ -9,13 +9,13 @@ import { missing, refuse } from './errors';
  */
 export function workerKeyCalls(host: Pick<Host, 'environments' | 'dialIn'>): Pick<HostCalls, 'createWorkerKey'> {
   return {
-    createWorkerKey: ({ environmentId, name }) => {
+    createWorkerKey: async ({ environmentId, name }) => {
       const env = host.environments.get(environmentId);
       if (!env) throw missing('environment', environmentId);
       if (env.archived_at) throw refuse(`environment '${environmentId}' is archived`);
       const type = (env.record.config as { type?: string } | undefined)?.type;
       if (type !== 'self_hosted') throw refuse(`environment '${environmentId}' is '${type}': worker keys are for self_hosted environments`);
-      const k = host.dialIn.createKey(environmentId, name ?? null);
+      const k = await host.dialIn.createKey(environmentId, name ?? null);
       return { id: k.id, environment_id: k.environment_id, name: k.name, created_at: k.created_at, key: k.key };
     },
   };

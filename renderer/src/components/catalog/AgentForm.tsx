@@ -13,7 +13,8 @@ function toolRows(agent: UiAgent | null): Record<string, ToolRow> {
   const rows: Record<string, ToolRow> = {};
   for (const name of TOOLS) {
     const c = set?.configs?.find((x) => x.name === name);
-    const enabled = c?.enabled ?? set?.default_config?.enabled ?? (agent === null ? name !== 'web_fetch' && name !== 'web_search' : !!set);
+    // A new agent starts with every tool on, web_search and web_fetch too: the API's toolset default (enabled: true).
+    const enabled = c?.enabled ?? set?.default_config?.enabled ?? (agent === null || !!set);
     rows[name] = { enabled, policy: (c?.permission_policy?.type ?? set?.default_config?.permission_policy?.type ?? 'always_allow') as Policy };
   }
   return rows;

@@ -7,6 +7,7 @@ import { DiscoveryList } from './DiscoveryList';
 import { FileDrop } from './FileDrop';
 import { MachineList } from './MachineList';
 import { SessionTargets } from './SessionTargets';
+import { DialInList } from '../workers/DialInList';
 
 /**
  * The hands panel: attached machines (drag one onto a session), the sessions with their hands
@@ -40,6 +41,7 @@ export function HandsPage({ api }: { api: CorralApi }) {
       <div className="hands-body">
         <div className="hands-left">
           <MachineList api={api} environments={environments} sessions={sessions} />
+          <DialInList api={api} environments={environments} />
           <DiscoveryList api={api} />
         </div>
         <SessionTargets api={api} sessions={sessions} />

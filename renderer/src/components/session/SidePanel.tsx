@@ -4,6 +4,7 @@ import { setTab, useView, type PanelTab } from '../../state/view';
 import { Inspector } from './Inspector';
 import { SlicePanel } from './SlicePanel';
 import { StatePanel } from './StatePanel';
+import { SessionWorkers } from '../workers/SessionWorkers';
 
 const TABS: { id: PanelTab; label: string }[] = [
   { id: 'state', label: 'State' },
@@ -25,6 +26,7 @@ export function SidePanel({ api, sessionId, events, index, onFork }: { api: Corr
       </div>
       <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-body">
         {tab === 'state' && <StatePanel events={events} index={index} />}
+        {tab === 'state' && <SessionWorkers api={api} sessionId={sessionId} />}
         {tab === 'event' && <Inspector api={api} sessionId={sessionId} events={events} index={index} onFork={onFork} />}
         {tab === 'slice' && <SlicePanel api={api} sessionId={sessionId} events={events} />}
       </div>

@@ -50,6 +50,8 @@ export function scopeOf(c: UiCredential): string {
       return list(a.hosts) ?? 'any host';
     case 'model_api_key':
       return `model requests (${String(a.header ?? 'x-api-key')})`;
+    case 'environment_key':
+      return `machines that dial in to environment ${String(a.environment_id)}`;
     default:
       return '';
   }
