@@ -63,7 +63,7 @@ interface Entry {
   provisionedMs: number;
   readyAt: number;
   /** The vault keys it was connected with (their names) and the host they were asked for. */
-  keys?: { host: string; names: string };
+  keys?: { host: string; names: string; accepted?: { name: string; target: string } };
 }
 
 interface EnvPool {
@@ -187,12 +187,16 @@ export class HandPool {
     pool.ready.splice(pool.ready.indexOf(hit), 1);
     // Connected with vault keys other than the session's own for that host: not its hand (it goes
     // back; the session connects with its keys, as without a pool).
-    if (hit.keys && !(await this.sameKeys(hit.keys, sessionId))) {
+    const own = hit.keys && (await this.sessionKeys(hit.keys, sessionId));
+    if (hit.keys && !own) {
       pool.ready.unshift(hit);
       pool.misses += 1;
       this.changed();
       return undefined;
     }
+    // The login was made ahead, for no session: the ledger of the session that takes the hand gets it.
+    const login = hit.keys?.accepted;
+    if (login && own) own.find((k) => k.name === login.name)?.used(login.target);
     pool.taken += 1;
     this.changed();
     // Not at once: the session that took the hand is about to use it (and its brain the host),
@@ -201,12 +205,14 @@ export class HandPool {
     return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt };
   }
 
-  private async sameKeys(keys: NonNullable<Entry['keys']>, sessionId: string | undefined): Promise<boolean> {
-    if (!this.opts.sshKeys) return true;
+  /** The session's vault keys for the hand's host when they are the ones it was connected with; undefined otherwise. */
+  private async sessionKeys(keys: NonNullable<Entry['keys']>, sessionId: string | undefined): Promise<readonly VaultSshKey[] | undefined> {
+    if (!this.opts.sshKeys) return [];
     try {
-      return keyNames(await this.opts.sshKeys(sessionId, keys.host)) === keys.names;
+      const own = await this.opts.sshKeys(sessionId, keys.host);
+      return keyNames(own) === keys.names ? own : undefined;
     } catch {
-      return false;
+      return undefined;
     }
   }
 
@@ -289,8 +295,10 @@ export class HandPool {
       const sshKeys = this.opts.sshKeys;
       const vaultKeys = sshKeys && (async (host: string) => {
         const got = await sshKeys(undefined, host);
-        keys = { host, names: keyNames(got) };
-        return got;
+        const made: NonNullable<Entry['keys']> = { host, names: keyNames(got) };
+        keys = made;
+        // Recorded when a session takes the hand (see take), not now for none.
+        return got.map((k) => ({ ...k, used: (target: string) => void (made.accepted = { name: k.name, target }) }));
       });
       shell = await kind.connect(config, { signal: this.ctrl.signal, label: `pool-${pool.name}`, ...(vaultKeys ? { vaultKeys } : {}) });
       // The folder as the kind resolved it at connect (absolute: commands run from it by default).

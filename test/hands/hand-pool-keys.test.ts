@@ -26,6 +26,7 @@ async function until(ok: () => boolean, what: string, ms = 60_000): Promise<void
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+let fallback: string;
 const poolOf = (env: string) => host.hands.pool.state().find((s) => s.environment_id === env);
 const events = (id: string): LoggedEvent[] => host.log.getEvents(id, { from: 1, limit: 1000 });
 
@@ -37,7 +38,7 @@ beforeAll(async () => {
   const key = fs.readFileSync(ssh.CORRAL_TEST_SSH_KEY!, 'utf8');
   host = createHost({ dataDir: tmpDir(), workRoot: tmpDir('corral-work-'), handPool: { [LABEL]: 1 } });
   await host.started;
-  const fallback = host.vault.createVault({ display_name: 'default', is_default: true }).id;
+  fallback = host.vault.createVault({ display_name: 'default', is_default: true }).id;
   await host.vault.createCredential(fallback, { display_name: 'host key', auth: { type: 'ssh_private_key', private_key: key, hosts: [ssh.CORRAL_TEST_SSH_HOST!] } });
   // A session vault with its own (same-valued, but another) credential for the host: its hand
   // would log in with that one first, so a pooled hand is not its hand.
@@ -62,6 +63,8 @@ describe('pooled ssh hands and vault keys', () => {
       const r1 = await host.hands.execute(plain, undefined, 'bash', { command: 'id -un' });
       expect(r1.content.split('\n')[0]).toBe(ssh.CORRAL_TEST_SSH_USER);
       expect(events(plain).some((e) => e.type === 'hand.taken_from_pool')).toBe(true);
+      // The pooled login was made ahead for no session; the session that took the hand has it in its ledger.
+      expect(events(plain).find((e) => e.type === 'vault.credential_used')).toMatchObject({ vault_id: fallback, purpose: 'ssh' });
       await host.hands.release(plain, 'main');
       await until(() => poolOf(sshEnv)?.ready === 1, 'the pool refilled');
       // A session with a key of its own for the host: the pooled hand stays in the pool.
