@@ -4,6 +4,8 @@ import type { EnvironmentStore } from '../catalog/environments';
 import type { Logger } from '../logging/logger';
 import { createShellHand, shq } from './remote/shell-hand';
 import type { HandEnvSource, VaultSshKey } from './hand-env';
+import { prestartShell, type PrestartedShell } from './prestarted-shell';
+import type { StartShell } from './shell-session';
 import type { RemoteHandKind, RemoteShell } from './remote/types';
 import { cloneRepoOnto, repoKey, type RepoResource } from './resources';
 
@@ -37,6 +39,8 @@ export interface PooledHand {
   provisionedMs: number;
   /** How long it waited in the pool, ms. */
   waitedMs: number;
+  /** Its persistent shell, started ahead (the first bash call adopts it). */
+  startShell?: StartShell;
 }
 
 /** What the hands panel shows of one environment's pool. */
@@ -64,6 +68,7 @@ interface Entry {
   readyAt: number;
   /** The vault keys it was connected with (their names) and the host they were asked for. */
   keys?: { host: string; names: string; accepted?: { name: string; target: string } };
+  prestarted?: PrestartedShell;
 }
 
 interface EnvPool {
@@ -202,7 +207,7 @@ export class HandPool {
     // Not at once: the session that took the hand is about to use it (and its brain the host),
     // and a clone and unpack for the replacement would compete with them for the CPU.
     setTimeout(() => this.fill(), this.opts.refillDelayMs ?? 1000).unref();
-    return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt };
+    return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt, startShell: hit.prestarted?.startShell };
   }
 
   /** The session's vault keys for the hand's host when they are the ones it was connected with; undefined otherwise. */
@@ -317,8 +322,13 @@ export class HandPool {
         if (out.error !== undefined) throw new Error(`cloning ${repo.url}: ${out.error}`);
         preApplied.add(repoKey(repo));
       }
-      if (this.ctrl.signal.aborted) throw new Error('the pool is stopping');
-      const entry: Entry = { id, envId: pool.id, configKey: JSON.stringify(config), resKey: keyOf(repos), shell, workDir: dir, preApplied, provisionedMs: Date.now() - started, readyAt: Date.now(), ...(keys ? { keys } : {}) };
+      // In its work folder, as the session's first bash call will want it (ShellSession cds again anyway).
+      const prestarted = shell.startShell && (await prestartShell(shell.startShell));
+      if (this.ctrl.signal.aborted) {
+        prestarted?.close();
+        throw new Error('the pool is stopping');
+      }
+      const entry: Entry = { id, envId: pool.id, configKey: JSON.stringify(config), resKey: keyOf(repos), shell, workDir: dir, preApplied, provisionedMs: Date.now() - started, readyAt: Date.now(), ...(keys ? { keys } : {}), ...(prestarted ? { prestarted } : {}) };
       // Lost while waiting: dropped and replaced.
       shell.onLost((reason) => {
         const at = pool.ready.indexOf(entry);
@@ -350,6 +360,7 @@ export class HandPool {
 
   private discard(e: Entry): Promise<void> {
     const type = (this.opts.environments.get(e.envId)?.record.config as { type?: string } | undefined)?.type;
+    e.prestarted?.close();
     return this.close(e.shell, type, e.workDir);
   }
 
