@@ -23,6 +23,9 @@ export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], 
     firstToolCall: {
       decoupled: tools(decoupled, (s) => s.firstTool),
       pooled: tools(pooled, (s) => s.firstTool),
+      /** Pooled mode, split: the calls whose hand came from the pool, and those that found none (a miss). */
+      pooledHit: tools(pooled.filter((s) => s.pooled), (s) => s.firstTool),
+      pooledMiss: tools(pooled.filter((s) => !s.pooled), (s) => s.firstTool),
     },
     /** The first tool call's wait for its hand (tool_use → hand.ready), per kind. */
     handWait: {
@@ -31,6 +34,13 @@ export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], 
     },
     /** Tool-calling sessions of the pooled mode whose hand came from the pool. */
     poolHits: { hits: pooled.filter((s) => s.tool && s.pooled).length, of: pooled.filter((s) => s.tool).length },
+    /** The same per kind, with each kind's first tool call p50/p95 (misses included). */
+    poolHitsByKind: Object.fromEntries(
+      [...new Set(pooled.map((s) => s.env))].map((env) => {
+        const xs = pooled.filter((s) => s.env === env && s.tool);
+        return [env, { hits: xs.filter((s) => s.pooled).length, misses: xs.filter((s) => !s.pooled).length, firstToolCall: tools(xs, (s) => s.firstTool) }];
+      }),
+    ) as Record<string, { hits: number; misses: number; firstToolCall: Spread }>,
     errors: [...coupled, ...decoupled, ...pooled].filter((s) => s.error).length,
   };
 }
@@ -54,6 +64,9 @@ export function table(s: TtftSummary): string {
     line('user.message → model request, pooled', s.toRequest.pooled),
     line('first tool call (tool_use → result), decoupled', s.firstToolCall.decoupled),
     line('first tool call (tool_use → result), pooled', s.firstToolCall.pooled),
+    line('  pooled, hand from the pool (hits)', s.firstToolCall.pooledHit),
+    line('  pooled, none ready (misses)', s.firstToolCall.pooledMiss),
+    ...Object.entries(s.poolHitsByKind).map(([env, k]) => line(`  pooled, ${env}: ${k.hits} hits, ${k.misses} misses`, k.firstToolCall)),
     line('  its wait for the hand, decoupled, docker', s.handWait.decoupled.docker),
     line('  its wait for the hand, decoupled, ssh', s.handWait.decoupled.ssh),
     line('  its wait for the hand, pooled, docker', s.handWait.pooled.docker),

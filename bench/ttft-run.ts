@@ -26,8 +26,8 @@ export interface TtftOptions {
    * connections: two sessions cloning into it at once would collide).
    */
   environments: { name: string; config: Record<string, unknown>; perWorker?: boolean }[];
-  /** Pooled mode: hands made ahead per environment (hand-pool.ts). */
-  handPool: number;
+  /** Pooled mode: hands made ahead per environment (hand-pool.ts), one size for all or by kind (ttft-pool-size.ts). */
+  handPool: number | Record<string, number>;
   /** Brains started ahead (brain-pool.ts). */
   poolSize: number;
   /** The set-up a coupled session runs on its hand after the clone, before its first model request. */
@@ -72,7 +72,7 @@ async function startModel(firstTokenMs: string) {
  * full (container or connection, clone, set-up) before its first brain starts, as a harness
  * inside its container must; decoupled: the normal host, hands provisioned at first use.
  */
-export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[]> {
+export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; poolEnd?: unknown[] }> {
   const model = await startModel(o.firstTokenMs);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
@@ -80,8 +80,9 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
   const workRoot = fs.mkdtempSync(path.join(os.tmpdir(), `corral-bench-ttft-work-`));
   const pool = new BrainPool({ entry: brainEntry, size: o.poolSize });
   const poolSizes: Record<string, number> = {};
-  const envNames = o.environments.flatMap((e) => (e.perWorker ? Array.from({ length: o.concurrency }, (_, k) => `${e.name}-w${k}`) : [e.name]));
-  if (mode === 'pooled') for (const name of envNames) poolSizes[name] = o.handPool;
+  const sizeOf = (kind: string) => (typeof o.handPool === 'number' ? o.handPool : (o.handPool[kind] ?? 0));
+  const envNames = o.environments.flatMap((e) => (e.perWorker ? Array.from({ length: o.concurrency }, (_, k) => [`${e.name}-w${k}`, e.name]) : [[e.name, e.name]]));
+  if (mode === 'pooled') for (const [name, kind] of envNames) poolSizes[name!] = sizeOf(kind!);
   const host = createHost({
     dataDir,
     workRoot,
@@ -168,17 +169,22 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
       await host.hands.release(session.id, 'main').catch(() => {});
     }
   };
+  const t0 = now();
+  let poolEnd: unknown[] | undefined;
   try {
     await Promise.all(Array.from({ length: o.concurrency }, (_, k) => worker(k)));
   } finally {
     stop();
+    // What the pools went through (misses, failures and why), for the report.
+    if (mode === 'pooled') poolEnd = host.hands.pool.state().map(({ environment_id: _id, ...p }) => p);
     await host.close();
     pool.stop();
     await model.stop();
     await fs.promises.rm(dataDir, { recursive: true, force: true });
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
-  return out;
+  // How long the sessions took together: the pool sizing's rate of takes (ttft-pool-size.ts).
+  return Object.assign(out, { wallMs: now() - t0, ...(poolEnd ? { poolEnd } : {}) });
 }
 
 /**
@@ -195,7 +201,7 @@ async function warmPools(host: ReturnType<typeof createHost>, envIds: string[], 
     }),
   );
   const deadline = Date.now() + 300_000;
-  const full = () => host.hands.pool.state().filter((p) => envIds.includes(p.environment_id) && p.ready >= p.size).length === envIds.length;
+  const full = () => host.hands.pool.state().filter((p) => envIds.includes(p.environment_id) && p.ready >= p.size).length === envIds.filter((id) => (host.hands.pool.state().find((p) => p.environment_id === id)?.size ?? 0) > 0).length;
   while (!full()) {
     if (Date.now() > deadline) throw new Error(`the hand pools did not fill in 5 minutes: ${JSON.stringify(host.hands.pool.state())}`);
     await new Promise((r) => setTimeout(r, 100));

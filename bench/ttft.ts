@@ -11,7 +11,9 @@
  * BENCH_CONCURRENCY run at a time. Prints p50/p95 per mode, the reductions, and the decoupled
  * first tool call's latency (the cost moved to it), as a table and JSON; writes ttft.json and
  * ttft.svg to DIR (default out/bench-ttft). A third mode, pooled, is decoupled with a warm pool
- * of BENCH_HAND_POOL hands per environment (hand-pool.ts): the first tool call with and without it.
+ * of hands per environment (hand-pool.ts), sized for the demand the decoupled mode showed
+ * (ttft-pool-size.ts; BENCH_HAND_POOL fixes it, and a size below the demand is reported as such):
+ * the first tool call with and without it, and the pool's hits and misses per kind.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,6 +25,7 @@ import { backendEnv, sshTurn } from './ttft-backends';
 import { makeRepo } from './ttft-repo';
 import { chart, summarise, table, type TtftSummary } from './ttft-report';
 import { runMode, type TtftOptions } from './ttft-run';
+import { sizePools, type PoolSizing } from './ttft-pool-size';
 
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -46,7 +49,8 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
     repoUrl,
     // Enough brains started ahead for the sessions that start together (CORRAL_BRAIN_POOL overrides).
     poolSize: process.env.CORRAL_BRAIN_POOL ? brainPoolSize() : num('BENCH_CONCURRENCY', q ? 2 : 4) + 2,
-    handPool: num('BENCH_HAND_POOL', q ? 1 : 2),
+    // Sized from the decoupled mode's demand before the pooled mode runs (ttft-pool-size.ts).
+    handPool: 0,
     environments: [
       { name: 'docker', config: { type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE, docker_host: docker.CORRAL_TEST_DOCKER_HOST } },
       {
@@ -65,18 +69,23 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   // The ssh hosts are shared with tests that kill or freeze them: the bench takes its turn.
   const release = await sshTurn();
   let coupled, decoupled, pooled;
+  let sizing: PoolSizing[] = [];
   try {
     coupled = await runMode('coupled', o);
     log(`coupled: done (${coupled.length} sessions)`);
     decoupled = await runMode('decoupled', o);
     log(`decoupled: done (${decoupled.length} sessions)`);
+    sizing = sizePools(o, decoupled, decoupled.wallMs, process.env.BENCH_HAND_POOL ? Number(process.env.BENCH_HAND_POOL) : undefined);
+    for (const p of sizing) log(p.note);
+    o.handPool = Object.fromEntries(sizing.map((p) => [p.kind, p.size]));
     pooled = await runMode('pooled', o);
-    log(`pooled: done (${pooled.length} sessions, ${o.handPool} hands pooled per environment)`);
+    log(`pooled: done (${pooled.length} sessions, pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
+    log(`the pools at the end: ${JSON.stringify(pooled.poolEnd)}`);
   } finally {
     release();
     await fs.promises.rm(scratch, { recursive: true, force: true });
   }
-  const s = summarise(coupled, decoupled, pooled);
+  const s = { ...summarise(coupled, decoupled, pooled), poolSizing: sizing.map(({ note: _n, ...p }) => p) };
   const caption = `${o.sessions} sessions/mode, ${o.concurrency} at a time, ${files} files, first token ${o.firstTokenMs} ms, load ${fmt(os.loadavg()[0]!, 1)} on ${os.cpus().length} cores`;
   const json = JSON.stringify({ ...s, options: { ...o, repoUrl: undefined, files, commits }, load: os.loadavg(), sessions: { coupled, decoupled, pooled } }, null, 2);
   const svg = chart(s, caption);
@@ -85,7 +94,8 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   fs.writeFileSync(path.join(opts.outDir, 'ttft.svg'), svg);
   log(table(s));
   if (s.errors) log(`${s.errors} sessions ended with an error`);
-  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, reduction: s.reduction, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits }));
+  for (const p of sizing.filter((p) => p.size < p.demand)) log(`note: ${p.note}`);
+  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, reduction: s.reduction, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
   log(`written: ${path.join(opts.outDir, 'ttft.json')}, ${path.join(opts.outDir, 'ttft.svg')}; load average at the end ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   return { ...s, json, svg };
 }

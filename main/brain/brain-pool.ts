@@ -4,7 +4,7 @@ import type { Logger } from '../logging/logger';
 import { brainBaseEnvironment, brainCapability } from '../vault/brain-env';
 import { brainChildOf } from './brain-fork';
 import { brainExecArgv } from './brain-v8';
-import type { BrainPrime } from './ipc-protocol';
+import { POOLED_READY, type BrainPrime } from './ipc-protocol';
 import type { BrainChild } from './supervisor';
 
 /** Options of a brain pool. */
@@ -14,44 +14,106 @@ export interface BrainPoolOptions {
   execArgv?: string[];
   /** Brains kept started ahead; 0 forks each brain when its session needs it. */
   size: number;
-  /** After a brain is taken, how long to wait before starting its replacement (ms). */
-  refillDelayMs?: number;
+  /**
+   * When a taken brain is replaced: `'first-request'` (default) once the bound brain's first
+   * model request is out (or `firstRequestWaitMs` passed), or after a fixed number of ms (how
+   * the pool worked before; bench/first-turn-trace.ts compares the two).
+   */
+  refillAfter?: 'first-request' | number;
+  /** How long a bound brain's first request is waited for before refilling anyway (ms). */
+  firstRequestWaitMs?: number;
+  /**
+   * Brains still starting are paused (SIGSTOP/SIGCONT, not on Windows) while a bound brain has not
+   * sent its first request: a Node start-up takes 100–250 ms of a core, which a bound brain
+   * sharing it waited out (default true).
+   */
+  pauseStarting?: boolean;
+  /**
+   * Pooled brains wait at normal priority and are lowered to the niceness of every brain (5) once
+   * their first model request is out (raising niceness needs no privilege, lowering it does):
+   * a bound brain at niceness 5 lost the CPU to every other process on the way to its first
+   * request. Default true; false starts them at 5, as before.
+   */
+  lowerAfterFirstRequest?: boolean;
+  /** Pooled brains run a first turn in memory before they are ready (brain-warmup.ts; default true). */
+  warmUp?: boolean;
   logger?: Logger;
+  /** Called as each pooled brain is forked (bench/first-turn-trace.ts lines forks up with sessions). */
+  onFork?: () => void;
 }
 
 /** Pooled brains that died before being bound, in a row, after which the pool stops refilling. */
 const MAX_EARLY_DEATHS = 3;
 const BRAIN_NICENESS = 5;
+const CAN_PAUSE = process.platform !== 'win32';
 /** Default pool size: `CORRAL_BRAIN_POOL`, else 2. */
 export function brainPoolSize(): number {
   const v = Number(process.env.CORRAL_BRAIN_POOL);
   return process.env.CORRAL_BRAIN_POOL !== undefined && Number.isInteger(v) && v >= 0 ? Math.min(v, 64) : 2;
 }
 
+/** Brains run a little below the host (brain-fork.ts says why). */
+function setNiceness(child: ChildProcess): void {
+  if (!child.pid || child.exitCode !== null) return;
+  try {
+    os.setPriority(child.pid, BRAIN_NICENESS);
+  } catch {
+    // Not permitted on this system, or gone: as it is then.
+  }
+}
+
+/** A pooled brain not yet bound: `ready` once it has loaded and warmed up its code. */
+interface Waiting {
+  child: ChildProcess;
+  ready: boolean;
+  paused: boolean;
+}
+
+const isReady = (m: unknown) => (m as { t?: unknown } | null)?.t === POOLED_READY.t;
+/** Whether a brain's message carries its span.model_request_start (its model request is going out). */
+function startsRequest(m: unknown): boolean {
+  const msg = m as { t?: string; op?: string; args?: { events?: { type?: string }[] }; messages?: unknown[] };
+  if (msg?.t === 'batch') return Array.isArray(msg.messages) && msg.messages.some(startsRequest);
+  return msg?.t === 'req' && msg.op === 'emit' && Array.isArray(msg.args?.events) && msg.args.events.some((e) => e?.type === 'span.model_request_start');
+}
+
 /**
  * Brain processes started ahead of need, so a new session's first model request does not wait
  * for a Node process to start and load the harness (about 100–300 ms here, far more on a busy
- * machine). A pooled brain is forked without a session and without any credential; `spawn`
- * binds the oldest one to a session by IPC (`bind`), handing it the session's model capability
- * then (session-scoped, revoked when that process exits), and starts a replacement in the
- * background. Each brain still serves one session and dies with it: crash isolation is
- * unchanged. With the pool empty (a burst of new sessions), `spawn` forks a brain at once.
+ * machine). A pooled brain is forked without a session and without any credential, runs a first
+ * turn in memory to compile its code, and says it is ready; `spawn` binds a ready one (else one
+ * still starting, else forks) to a session by IPC (`bind`), handing it the session's model
+ * capability then (session-scoped, revoked when that process exits). Each brain still serves
+ * one session and dies with it: crash isolation is unchanged.
+ *
+ * The replacement is started only once the bound brain's first model request is out, and brains
+ * still starting are paused meanwhile: a refill's start-up sharing the two cores with a bound
+ * brain was the whole tail of a new session's first request (p95 ~200 ms against p50 ~15 ms,
+ * bench/first-turn-trace.ts). With the pool empty (a burst of new sessions), `spawn` forks at once.
  */
 export class BrainPool {
-  private readonly idle: ChildProcess[] = [];
+  private readonly idle: Waiting[] = [];
+  /** Bound brains whose first model request is not out yet: refills wait, starting ones pause. */
+  private readonly pending = new Set<ChildProcess>();
   private earlyDeaths = 0;
   private stopped = false;
   private refillTimer?: NodeJS.Timeout;
 
   constructor(private readonly opts: BrainPoolOptions) {}
 
-  /** Brains waiting now. */
+  /** Brains waiting now (ready or starting). */
   get waiting(): number {
     return this.idle.length;
   }
 
-  /** Starts brains until the pool holds `size` (no-op when stopped or failing). */
+  /** Brains waiting that are ready (loaded and warmed up). */
+  get ready(): number {
+    return this.idle.filter((w) => w.ready).length;
+  }
+
+  /** Starts brains until the pool holds `size` (no-op when stopped, failing, or a bound brain is starting its request). */
   fill(): void {
+    if (this.pending.size > 0) return;
     while (!this.stopped && this.idle.length < this.opts.size && this.earlyDeaths < MAX_EARLY_DEATHS) this.idle.push(this.startOne());
   }
 
@@ -60,16 +122,18 @@ export class BrainPool {
    * the bind is sent) gives it the log's start, the agent and the hands with the bind.
    */
   spawn(sessionId: string, prime?: () => BrainPrime | undefined): BrainChild {
-    const pooled = this.idle.shift();
+    const at = this.idle.findIndex((w) => w.ready);
+    const [pooled] = this.idle.splice(at >= 0 ? at : 0, 1);
     // A pooled brain lived to be bound: pooled brains work (again), so refilling may go on.
     if (pooled) this.earlyDeaths = 0;
-    const child = pooled ?? this.startOne();
+    if (pooled?.paused) this.resume(pooled);
+    const child = pooled?.child ?? this.startOne().child;
     child.removeAllListeners('exit');
     const cap = brainCapability(sessionId);
     const brain = wrapBrain(child, sessionId, cap.release);
     const primed = prime?.();
     brain.send({ t: 'bind', sessionId, env: cap.env, ...(primed ? { prime: primed } : {}) });
-    this.scheduleRefill();
+    this.awaitFirstRequest(child);
     return brain;
   }
 
@@ -77,45 +141,102 @@ export class BrainPool {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.refillTimer);
-    for (const child of this.idle.splice(0)) child.kill('SIGKILL');
+    for (const w of this.idle.splice(0)) {
+      // A paused process takes SIGKILL too; resumed anyway so nothing is left stopped.
+      if (w.paused) this.resume(w);
+      w.child.kill('SIGKILL');
+    }
+    this.pending.clear();
   }
 
-  private scheduleRefill(): void {
+  /** Holds refills (and pauses start-ups) until the bound brain's first model request is out. */
+  private awaitFirstRequest(child: ChildProcess): void {
+    const after = this.opts.refillAfter ?? 'first-request';
+    const lower = this.opts.lowerAfterFirstRequest ?? true;
+    if (typeof after === 'number') {
+      if (lower) setNiceness(child);
+      return this.scheduleRefill(after);
+    }
+    this.pending.add(child);
+    if (this.opts.pauseStarting ?? true) for (const w of this.idle) if (!w.ready && !w.paused) this.pause(w);
+    const done = () => {
+      child.off('message', onMessage);
+      child.off('exit', done);
+      clearTimeout(timer);
+      if (!this.pending.delete(child)) return;
+      if (lower) setNiceness(child);
+      if (this.pending.size > 0) return;
+      // After the supervisor has logged the span this message carries (its listener comes later):
+      // a fork holds the host's loop for a few ms.
+      setImmediate(() => {
+        if (this.pending.size > 0) return;
+        for (const w of this.idle) if (w.paused) this.resume(w);
+        this.fill();
+      });
+    };
+    const onMessage = (m: unknown) => startsRequest(m) && done();
+    // A session whose first turn calls no model (an interrupt, a tool confirmation) still refills.
+    const timer = setTimeout(done, this.opts.firstRequestWaitMs ?? 1000);
+    timer.unref();
+    child.on('message', onMessage).once('exit', done);
+  }
+
+  private scheduleRefill(delayMs: number): void {
     if (this.stopped || this.refillTimer || this.opts.size === 0) return;
-    // Not at once: the brain just bound is making its first requests of the host, and a fork
-    // (and the new process loading) would compete with them for the event loop and the CPU.
     this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined;
       this.fill();
-    }, this.opts.refillDelayMs ?? 1000);
+    }, delayMs);
     this.refillTimer.unref();
   }
 
-  private startOne(): ChildProcess {
+  private pause(w: Waiting): void {
+    if (!CAN_PAUSE || !w.child.pid || w.child.exitCode !== null) return;
+    try {
+      process.kill(w.child.pid, 'SIGSTOP');
+      w.paused = true;
+    } catch {
+      // Gone already: its exit handler drops it.
+    }
+  }
+
+  private resume(w: Waiting): void {
+    w.paused = false;
+    if (!w.child.pid) return;
+    try {
+      process.kill(w.child.pid, 'SIGCONT');
+    } catch {
+      // Gone already.
+    }
+  }
+
+  private startOne(): Waiting {
     const env = brainBaseEnvironment();
     // Its model URL (the host's proxy) comes with its capability at bind time, not the upstream's.
     delete env.ANTHROPIC_BASE_URL;
     // Inside Electron, fork runs the Electron binary: make it behave as Node.
     if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
-    const child = fork(this.opts.entry, [], { execArgv: brainExecArgv(this.opts.execArgv), env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
-    if (child.pid) {
-      try {
-        os.setPriority(child.pid, BRAIN_NICENESS);
-      } catch {
-        // Not permitted on this system: equal priority then.
-      }
-    }
+    this.opts.onFork?.();
+    const child = fork(this.opts.entry, this.opts.warmUp === false ? ['', '--no-warm-up'] : [], { execArgv: brainExecArgv(this.opts.execArgv), env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    const w: Waiting = { child, ready: false, paused: false };
+    if (this.opts.lowerAfterFirstRequest === false) setNiceness(child);
     child.on('error', (err) => console.error(`corral: pooled brain: ${err.message}`));
+    const onReady = (m: unknown) => {
+      if (!isReady(m)) return;
+      w.ready = true;
+      child.off('message', onReady);
+    };
+    child.on('message', onReady);
     // Died while waiting: dropped, and replaced unless pooled brains keep dying.
     child.on('exit', (code, signal) => {
-      const i = this.idle.indexOf(child);
+      const i = this.idle.indexOf(w);
       if (i < 0) return;
       this.idle.splice(i, 1);
       this.earlyDeaths += 1;
       this.opts.logger?.warn({ pid: child.pid, code, signal }, 'pooled brain exited before it was bound');
-      this.scheduleRefill();
+      this.scheduleRefill(1000);
     });
-    return child;
+    return w;
   }
 }
 
@@ -126,5 +247,15 @@ function wrapBrain(child: ChildProcess, sessionId: string, release: () => void):
   child.once('exit', release).once('close', release);
   // Already dead (it died between being pooled and bound): the capability goes at once.
   if (child.exitCode !== null || child.signalCode !== null) release();
-  return brainChildOf(child);
+  const base = brainChildOf(child);
+  // A brain bound while still starting says it is ready after its bind: not the supervisor's business.
+  return {
+    send: base.send,
+    onMessage: (l) => base.onMessage((m) => isReady(m) || l(m)),
+    onExit: base.onExit,
+    kill: base.kill,
+    get pid() {
+      return base.pid;
+    },
+  };
 }

@@ -10,7 +10,8 @@ import { WAKING_TYPES } from './analyse';
 import { builtinToolDefinitions } from './tool-definitions';
 import { Harness, type BrainIO } from './harness';
 import { createHostChannel } from './host-channel';
-import type { BrainPrime, BrainToHost, HostToBrain } from './ipc-protocol';
+import { POOLED_READY, type BrainPrime, type BrainToHost, type HostToBrain } from './ipc-protocol';
+import { warmUpFirstTurn } from './brain-warmup';
 import { createAnthropicCaller } from './model';
 import { SessionView } from './session-view';
 import { splitDelta } from './live-text';
@@ -36,6 +37,11 @@ else {
     run(m.sessionId, m.prime);
   };
   process.on('message', onBind);
+  // A first turn run in memory compiles its code now rather than on the session's time; then the
+  // pool hears this brain is ready (the warm-up does no I/O: a bind waits for it, at most).
+  // `fork(entry, ['', '--no-warm-up'])`: no warm-up (bench/first-turn-trace.ts, the pool as it was).
+  const warm = process.argv[3] === '--no-warm-up' ? Promise.resolve() : warmUpFirstTurn();
+  void warm.catch(() => {}).then(() => process.send?.(POOLED_READY));
 }
 
 function run(sessionId: string, prime?: BrainPrime): void {

@@ -52,6 +52,12 @@ export type BrainToHost =
   /** Several of the above sent together, handled in order. */
   | { t: 'batch'; messages: Exclude<BrainToHost, { t: 'batch' }>[] };
 
+/**
+ * What a pooled brain sends, before any bind, once its code is loaded and warmed up (brain-pool.ts
+ * prefers such a brain, and keeps it from the supervisor, which never sees a message of this kind).
+ */
+export const POOLED_READY = { t: 'pooled-ready' } as const;
+
 /** Host → brain messages. */
 export type HostToBrain =
   | { t: 'res'; id: number; ok: true; value: unknown }

@@ -26,8 +26,12 @@ export interface VaultSshKey {
 
 /** The host's source of those variables (and of the session's SSH keys). */
 export interface HandEnvSource {
-  /** The session's `ssh_private_key` credentials that cover `host`, in scope order. */
-  sshKeys?(sessionId: string, host: string): Promise<VaultSshKey[]>;
+  /**
+   * The session's `ssh_private_key` credentials that cover `host`, in scope order. Without a
+   * session (a hand the warm pool makes ahead): those any session gets, the host's default
+   * vault's keys scoped to `host`.
+   */
+  sshKeys?(sessionId: string | undefined, host: string): Promise<VaultSshKey[]>;
   /** `placeCa` puts the egress CA on a remote hand; without it the hand runs on this machine. */
   envFor(sessionId: string, reach: ReachHost, placeCa?: PlaceCa): Promise<Record<string, string>>;
   /**

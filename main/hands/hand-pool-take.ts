@@ -18,7 +18,7 @@ export async function takePooledHand(
   const routes = ctx.git && repos.length ? await Promise.all(repos.map((r) => ctx.git!.route(ctx.sessionId, r.url).catch(() => 'unknown'))) : [];
   const routed = routes.some(Boolean);
   // Another hand than the main one, or routed: a hand with nothing made ahead, and nothing learnt.
-  const got = pool.take(ctx.environmentId, ctx.config, routed || ctx.hand !== MAIN_HAND ? null : repos);
+  const got = await pool.take(ctx.environmentId, ctx.config, routed || ctx.hand !== MAIN_HAND ? null : repos, ctx.sessionId);
   if (!got) return undefined;
   ctx.log.emitEvent(ctx.sessionId, {
     type: 'hand.taken_from_pool',

@@ -1,7 +1,11 @@
+import { setMaxListeners } from 'node:events';
 import posix from 'node:path/posix';
 import type { EnvironmentStore } from '../catalog/environments';
 import type { Logger } from '../logging/logger';
 import { createShellHand, shq } from './remote/shell-hand';
+import type { HandEnvSource, VaultSshKey } from './hand-env';
+import { prestartShell, type PrestartedShell } from './prestarted-shell';
+import type { StartShell } from './shell-session';
 import type { RemoteHandKind, RemoteShell } from './remote/types';
 import { cloneRepoOnto, repoKey, type RepoResource } from './resources';
 
@@ -16,6 +20,12 @@ export interface HandPoolOptions {
   rescanMs?: number;
   /** After a hand is taken, how long to wait before making its replacement (ms, default 1000). */
   refillDelayMs?: number;
+  /**
+   * The vault's SSH keys for a host (HandEnvSource.sshKeys): a pooled hand is connected with the
+   * keys a session without keys of its own gets (no session), and given only to a session whose
+   * keys for that host are the same, as a hand connected for it would have used.
+   */
+  sshKeys?: HandEnvSource['sshKeys'];
 }
 
 /** A pooled hand taken by a session: connected, its work folder made, repositories on it. */
@@ -29,6 +39,8 @@ export interface PooledHand {
   provisionedMs: number;
   /** How long it waited in the pool, ms. */
   waitedMs: number;
+  /** Its persistent shell, started ahead (the first bash call adopts it). */
+  startShell?: StartShell;
 }
 
 /** What the hands panel shows of one environment's pool. */
@@ -54,6 +66,9 @@ interface Entry {
   preApplied: Set<string>;
   provisionedMs: number;
   readyAt: number;
+  /** The vault keys it was connected with (their names) and the host they were asked for. */
+  keys?: { host: string; names: string; accepted?: { name: string; target: string } };
+  prestarted?: PrestartedShell;
 }
 
 interface EnvPool {
@@ -76,6 +91,8 @@ const MAX_FAILURES_IN_A_ROW = 3;
 const SHARED_WORK_DIR_KINDS = new Set(['ssh']);
 
 const keyOf = (repos: readonly RepoResource[]) => JSON.stringify(repos.map(repoKey).sort());
+/** Which vault keys (by credential name and id), in the order they are offered. */
+const keyNames = (keys: readonly VaultSshKey[]) => JSON.stringify(keys.map((k) => k.name));
 
 /** Parses `CORRAL_HAND_POOL` ("ENV=SIZE,ENV=SIZE", an environment's id or name); empty: no pool. */
 export function parseHandPoolSizes(v: string | undefined): Record<string, number> {
@@ -107,8 +124,13 @@ export class HandPool {
   private readonly making = new Set<Promise<void>>();
   private rescanTimer?: NodeJS.Timeout;
   private seq = 0;
+  private readonly listeners = new Set<(state: HandPoolState[]) => void>();
+  private telling = false;
 
-  constructor(private readonly opts: HandPoolOptions) {}
+  constructor(private readonly opts: HandPoolOptions) {
+    // Every hand being made listens to it (connect, clone): a pool of many is not a leak.
+    setMaxListeners(256, this.ctrl.signal);
+  }
 
   /** Whether any environment has a pool configured. */
   get enabled(): boolean {
@@ -144,7 +166,7 @@ export class HandPool {
    * `repos`: the repositories the session wants on it, or null when it must get none made ahead
    * (not its main hand, or its vault routes one through the git proxy).
    */
-  take(environmentId: string | undefined, config: Record<string, unknown>, repos: RepoResource[] | null): PooledHand | undefined {
+  async take(environmentId: string | undefined, config: Record<string, unknown>, repos: RepoResource[] | null, sessionId?: string): Promise<PooledHand | undefined> {
     if (!environmentId || this.ctrl.signal.aborted) return undefined;
     // An environment made since the last scan is found now (its first session misses, and teaches).
     if (!this.pools.has(environmentId)) this.fill();
@@ -163,15 +185,66 @@ export class HandPool {
     }
     if (!hit) {
       pool.misses += 1;
+      this.changed();
       this.fill();
       return undefined;
     }
     pool.ready.splice(pool.ready.indexOf(hit), 1);
+    // Connected with vault keys other than the session's own for that host: not its hand (it goes
+    // back; the session connects with its keys, as without a pool).
+    const own = hit.keys && (await this.sessionKeys(hit.keys, sessionId));
+    if (hit.keys && !own) {
+      pool.ready.unshift(hit);
+      pool.misses += 1;
+      this.changed();
+      return undefined;
+    }
+    // The login was made ahead, for no session: the ledger of the session that takes the hand gets it.
+    const login = hit.keys?.accepted;
+    if (login && own) own.find((k) => k.name === login.name)?.used(login.target);
     pool.taken += 1;
+    this.changed();
     // Not at once: the session that took the hand is about to use it (and its brain the host),
     // and a clone and unpack for the replacement would compete with them for the CPU.
     setTimeout(() => this.fill(), this.opts.refillDelayMs ?? 1000).unref();
-    return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt };
+    return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt, startShell: hit.prestarted?.startShell };
+  }
+
+  /** The session's vault keys for the hand's host when they are the ones it was connected with; undefined otherwise. */
+  private async sessionKeys(keys: NonNullable<Entry['keys']>, sessionId: string | undefined): Promise<readonly VaultSshKey[] | undefined> {
+    if (!this.opts.sshKeys) return [];
+    try {
+      const own = await this.opts.sshKeys(sessionId, keys.host);
+      return keyNames(own) === keys.names ? own : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Each pool's state now, then again whenever it changes (a hand being made, ready, taken, lost,
+   * a miss, a failure): the window's live view. Changes within one turn are told once.
+   */
+  subscribe(listener: (state: HandPoolState[]) => void): () => void {
+    this.listeners.add(listener);
+    listener(this.state());
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    if (this.telling || this.listeners.size === 0) return;
+    this.telling = true;
+    setImmediate(() => {
+      this.telling = false;
+      const state = this.state();
+      for (const l of this.listeners) {
+        try {
+          l(state);
+        } catch {
+          // A listener's failure is its own (a closed window).
+        }
+      }
+    });
   }
 
   /** Each environment's pool, for the hands panel. */
@@ -192,6 +265,7 @@ export class HandPool {
   /** Stops making hands and closes every hand not given out, waiting for those being made. */
   async stop(): Promise<void> {
     this.ctrl.abort();
+    this.listeners.clear();
     clearInterval(this.rescanTimer);
     await Promise.allSettled([...this.making]);
     const all = [...this.pools.values()].flatMap((p) => p.ready.splice(0));
@@ -200,9 +274,11 @@ export class HandPool {
 
   private makeOne(pool: EnvPool): void {
     pool.provisioning += 1;
+    this.changed();
     const job = this.provision(pool).finally(() => {
       pool.provisioning -= 1;
       this.making.delete(job);
+      this.changed();
       // A hand made for what is no longer wanted was dropped: make the right one (failures back off instead).
       if (pool.failures === 0 && pool.ready.length + pool.provisioning < pool.size) this.fill();
     });
@@ -220,7 +296,16 @@ export class HandPool {
     let shell: RemoteShell | undefined;
     let workDir: string | undefined;
     try {
-      shell = await kind.connect(config, { signal: this.ctrl.signal, label: `pool-${pool.name}` });
+      let keys: Entry['keys'];
+      const sshKeys = this.opts.sshKeys;
+      const vaultKeys = sshKeys && (async (host: string) => {
+        const got = await sshKeys(undefined, host);
+        const made: NonNullable<Entry['keys']> = { host, names: keyNames(got) };
+        keys = made;
+        // Recorded when a session takes the hand (see take), not now for none.
+        return got.map((k) => ({ ...k, used: (target: string) => void (made.accepted = { name: k.name, target }) }));
+      });
+      shell = await kind.connect(config, { signal: this.ctrl.signal, label: `pool-${pool.name}`, ...(vaultKeys ? { vaultKeys } : {}) });
       // The folder as the kind resolved it at connect (absolute: commands run from it by default).
       const base = shell.workDir ?? (typeof config.working_dir === 'string' ? config.working_dir : kind.defaultWorkDir(config));
       // Fresh means a folder no other hand used: on a host that many connections share, its own.
@@ -237,13 +322,19 @@ export class HandPool {
         if (out.error !== undefined) throw new Error(`cloning ${repo.url}: ${out.error}`);
         preApplied.add(repoKey(repo));
       }
-      if (this.ctrl.signal.aborted) throw new Error('the pool is stopping');
-      const entry: Entry = { id, envId: pool.id, configKey: JSON.stringify(config), resKey: keyOf(repos), shell, workDir: dir, preApplied, provisionedMs: Date.now() - started, readyAt: Date.now() };
+      // In its work folder, as the session's first bash call will want it (ShellSession cds again anyway).
+      const prestarted = shell.startShell && (await prestartShell(shell.startShell));
+      if (this.ctrl.signal.aborted) {
+        prestarted?.close();
+        throw new Error('the pool is stopping');
+      }
+      const entry: Entry = { id, envId: pool.id, configKey: JSON.stringify(config), resKey: keyOf(repos), shell, workDir: dir, preApplied, provisionedMs: Date.now() - started, readyAt: Date.now(), ...(keys ? { keys } : {}), ...(prestarted ? { prestarted } : {}) };
       // Lost while waiting: dropped and replaced.
       shell.onLost((reason) => {
         const at = pool.ready.indexOf(entry);
         if (at < 0) return;
         pool.ready.splice(at, 1);
+        this.changed();
         this.opts.logger?.warn({ environment_id: pool.id, pool_hand: id, reason }, 'pooled hand lost while waiting');
         this.fill();
       });
@@ -269,6 +360,7 @@ export class HandPool {
 
   private discard(e: Entry): Promise<void> {
     const type = (this.opts.environments.get(e.envId)?.record.config as { type?: string } | undefined)?.type;
+    e.prestarted?.close();
     return this.close(e.shell, type, e.workDir);
   }
 

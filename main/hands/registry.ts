@@ -107,7 +107,7 @@ export class HandRegistry {
     checkWorkRoot(this.places);
     fs.mkdirSync(opts.workRoot, { recursive: true, mode: 0o700 });
     this.ledger = new ProcessGroupLedger(pgroupDir(opts.dataDir));
-    this.pool = new HandPool({ environments: opts.environments, kinds: opts.kinds, sizes: opts.poolSizes ?? {}, logger: opts.logger });
+    this.pool = new HandPool({ environments: opts.environments, kinds: opts.kinds, sizes: opts.poolSizes ?? {}, logger: opts.logger, sshKeys: opts.handEnv?.sshKeys?.bind(opts.handEnv) });
     this.pool.start();
     if (opts.sandbox === false) {
       this.sandboxKnown = { enabled: false, reason: 'the sandbox is turned off for this host', on_purpose: true };
@@ -320,6 +320,7 @@ export class HandRegistry {
     const type = spec.config?.type;
     const started = Date.now();
     log.emitEvent(sessionId, { type: 'hand.provisioning', hand: spec.name, kind: type ?? 'missing' });
+    let opened: RemoteShell | undefined;
     try {
       if (!spec.config) throw new Error(`its environment ${spec.environmentId} no longer exists`);
       let got: Awaited<Live['ready']>;
@@ -360,7 +361,7 @@ export class HandRegistry {
         pooled = await takePooledHand(this.pool, { log, git: this.opts.git, sessionId, hand: spec.name, environmentId: spec.environmentId ?? undefined, config: spec.config });
         if (!pooled) progress({ phase: 'connecting' });
         const sshKeys = this.opts.handEnv?.sshKeys?.bind(this.opts.handEnv);
-        const shell = pooled?.shell ?? (await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) }));
+        const shell = (opened = pooled?.shell ?? (await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) })));
         workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : await sessionWorkDir(shell, type!, shell.workDir ?? kind.defaultWorkDir(spec.config), sessionId, spec.name, signal));
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p), placeCaOnShell(shell, type === 'docker'))) };
@@ -369,7 +370,7 @@ export class HandRegistry {
         const lostKey = `${sessionId}\u0000${spec.name}`;
         const replacedLost = this.lostShells.get(lostKey);
         this.lostShells.delete(lostKey);
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost }), shell, extra: kind.extraTools ?? [] };
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost, startShell: pooled?.startShell }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
           this.lostShells.set(`${live.sessionId}\u0000${live.name}`, reason);
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
@@ -384,6 +385,7 @@ export class HandRegistry {
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts, ...(pooled ? { from_pool: true } : {}) });
       return got;
     } catch (err) {
+      void opened?.close().catch(() => {}); // connected, then failed: its connection or container goes too
       this.opts.logger?.warn({ session_id: sessionId, hand: spec.name, kind: type ?? 'missing', error: err instanceof Error ? err.message : String(err) }, 'hand provisioning failed');
       log.emitEvent(sessionId, { type: 'hand.lost', hand: spec.name, reason: `provisioning failed: ${err instanceof Error ? err.message : String(err)}` });
       throw err;

@@ -3,9 +3,11 @@
  * session over IPC, which hands them the session's capability then; it is revoked when that
  * brain exits, and the pool starts a replacement.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BrainPool } from '../../main/brain/brain-pool';
+import type { BrainChild } from '../../main/brain/supervisor';
 import { registerBrainEnvProvider } from '../../main/vault/brain-env';
 
 const entry = path.join(__dirname, '../fixtures/bind-brain.ts');
@@ -24,7 +26,7 @@ describe('BrainPool', () => {
         envFor: (id) => (id === 'sesn_pool1' ? { env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:1', ANTHROPIC_API_KEY: 'cap-for-sesn_pool1' }, release: () => revoked.push(id) } : undefined),
       }),
     );
-    const pool = new BrainPool({ entry, execArgv: ['--import', 'tsx'], size: 1, refillDelayMs: 0 });
+    const pool = new BrainPool({ entry, execArgv: ['--import', 'tsx'], size: 1, refillAfter: 0 });
     cleanup.push(() => pool.stop());
     pool.fill();
     expect(pool.waiting).toBe(1);
@@ -57,5 +59,80 @@ describe('BrainPool', () => {
     expect(two.waiting).toBe(2);
     two.stop();
     expect(two.waiting).toBe(0);
+  });
+});
+
+/** Run states of this process's children by pid ('T' stopped, 'R'/'S' running or sleeping). */
+function childStates(): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === process.pid) out.set(Number(d), state!);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+const until = async (ok: () => boolean, what: string) => {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!ok()) throw new Error(`timed out waiting for ${what}`);
+};
+
+describe('BrainPool refills after the first request', () => {
+  it.skipIf(process.platform === 'win32')('binds a ready brain, and refills only once its first model request is out', async () => {
+    const slowEntry = path.join(__dirname, '../fixtures/ready-brain.ts');
+    const pool = new BrainPool({ entry: slowEntry, execArgv: ['--import', 'tsx'], size: 2, firstRequestWaitMs: 60_000 });
+    const brains: BrainChild[] = [];
+    try {
+      pool.fill();
+      await until(() => pool.ready === 2, 'two ready brains');
+      const a = pool.spawn('sesn_ready_a');
+      brains.push(a);
+      const seen: unknown[] = [];
+      a.onMessage((m) => seen.push(m));
+      await until(() => seen.length === 1, 'the bind');
+      // Its first request is not out: no replacement yet, however long that takes.
+      await new Promise((r) => setTimeout(r, 400));
+      expect(pool.waiting).toBe(1);
+      a.send({ t: 'events', events: [] });
+      await until(() => pool.waiting === 2, 'the refill');
+      expect(seen.some((m) => (m as { t: string }).t === 'pooled-ready')).toBe(false);
+    } finally {
+      for (const b of brains) b.kill();
+      pool.stop();
+    }
+  });
+
+  it.skipIf(process.platform === 'win32')('pauses brains still starting while a bound brain has no request out, and resumes them after', async () => {
+    const slowEntry = path.join(__dirname, '../fixtures/slow-ready-brain.ts');
+    const pool = new BrainPool({ entry: slowEntry, execArgv: ['--import', 'tsx'], size: 2, firstRequestWaitMs: 60_000 });
+    const before = new Set(childStates().keys());
+    const brains: BrainChild[] = [];
+    try {
+      pool.fill();
+      const mine = () => [...childStates()].filter(([pid]) => !before.has(pid));
+      await until(() => mine().length === 2, 'two pooled brains');
+      // Both are starting (not ready): the first is bound as it is; the other is paused.
+      const a = pool.spawn('sesn_pause_a');
+      brains.push(a);
+      const seen: { t: string }[] = [];
+      a.onMessage((m) => seen.push(m as { t: string }));
+      await until(() => mine().some(([, s]) => s === 'T'), 'a paused brain');
+      expect(mine().filter(([, s]) => s === 'T').map(([pid]) => pid)).not.toContain(a.pid);
+      await until(() => seen.some((m) => m.t === 'bound'), 'the bind');
+      a.send({ t: 'events', events: [] });
+      await until(() => mine().every(([, s]) => s !== 'T'), 'the paused brain resumed');
+      // The bound brain said it was ready after its bind: the supervisor's listener never sees that.
+      await until(() => pool.ready >= 1, 'the resumed brain ready');
+      expect(seen.some((m) => m.t === 'pooled-ready')).toBe(false);
+    } finally {
+      for (const b of brains) b.kill();
+      pool.stop();
+    }
   });
 });

@@ -100,6 +100,22 @@ describe('a warm pool of hands', () => {
     await host.hands.release(c, 'main');
   }, 180_000);
 
+  it('a pooled hand\'s first bash call runs in a shell started ahead, not one it waits for', async () => {
+    await until(() => readyOf(dockerEnv) === 2, 'the pool refilled');
+    await new Promise((r) => setTimeout(r, 2000));
+    const d = session(dockerEnv, false);
+    // The shell's age from its start time in /proc (clock ticks since boot) and the uptime now.
+    const age = await host.hands.execute(d, undefined, 'bash', { command: `awk -v s="$(cut -d' ' -f22 /proc/$$/stat)" -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '{ printf "age=%d\\n", ($1 - s / hz) * 1000 }' /proc/uptime` });
+    expect(age.isError).toBe(false);
+    expect(events(d).some((e) => e.type === 'hand.taken_from_pool')).toBe(true);
+    expect(Number(/age=(\d+)/.exec(age.content)?.[1])).toBeGreaterThanOrEqual(1500);
+    // And it is the session's shell: its folder and state carry to the next call.
+    const next = await host.hands.execute(d, undefined, 'bash', { command: 'export KEPT=yes; cd /tmp' });
+    expect(next.isError).toBe(false);
+    expect((await host.hands.execute(d, undefined, 'bash', { command: 'echo "$KEPT $(pwd)"' })).content).toMatch(/^yes \/tmp/);
+    await host.hands.release(d, 'main');
+  }, 180_000);
+
   it('ssh: the repository the environment\'s sessions want is cloned ahead, in a work folder of its own', async () => {
     await withBackendTurn('ssh', async () => {
       host.hands.pool.fill();

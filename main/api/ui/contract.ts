@@ -119,6 +119,11 @@ export interface UiHandPool {
   last_error?: string;
 }
 
+/** A warm pool's state with its environment's id: an item of watchHandPools lists every pool. */
+export interface UiHandPoolState extends UiHandPool {
+  environment_id: string;
+}
+
 /** The Messages request the brain would build from a session's log up to a position. */
 export interface ModelRequestView {
   session_id: string;
@@ -225,6 +230,8 @@ export const uiSchemas = {
   watchEvents: z.object({ sessionId, after: position.optional() }).strict(),
   /** Text the model is writing now (not logged): shown until its event arrives via watchEvents. */
   watchLiveText: z.object({ sessionId }).strict(),
+  /** Every warm pool of hands as it is now, then again at each change (none kept: one empty list). */
+  watchHandPools: z.object({}).strict(),
   // ---- host calls: every body is checked by the schema the HTTP API uses for the same thing ----
   listAgents: z.object({ includeArchived: z.boolean().optional() }).strict(),
   createAgent: agentCreateBody,
@@ -315,6 +322,7 @@ export interface UiStreamItems extends WorkerStreamItems {
   watchSessions: SessionListChange;
   watchEvents: UiEvent;
   watchLiveText: LiveTextItem;
+  watchHandPools: UiHandPoolState[];
 }
 
 /** An error as it crosses to the renderer: a kind the UI can branch on, and a message. */

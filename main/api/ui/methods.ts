@@ -39,7 +39,7 @@ export const HOST_CALLS = [
   'handOverHand',
 ] as const;
 export const UI_CALLS = [...LOG_CALLS, ...HOST_CALLS] as const;
-export const UI_STREAMS = ['watchSessions', 'watchEvents', 'watchLiveText', 'watchWorkers'] as const;
+export const UI_STREAMS = ['watchSessions', 'watchEvents', 'watchLiveText', 'watchWorkers', 'watchHandPools'] as const;
 
 export type LogCallName = (typeof LOG_CALLS)[number];
 export type HostCallName = (typeof HOST_CALLS)[number];

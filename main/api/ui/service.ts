@@ -60,6 +60,8 @@ export interface UiServiceDeps {
   handsOf?(sessionId: string): SessionSummary['hands'];
   /** The calls that need the whole host (main/api/ui/calls); absent, they answer "not available". */
   hostCalls?: HostCalls;
+  /** The warm pools of hands, now and at each change (hand-pool.ts subscribe). */
+  subscribeHandPools?(listener: (pools: UiStreamItems['watchHandPools']) => void): () => void;
   /** Bytes of events a watchEvents replay reads and sends at a time (default READER_PAGE_BYTES). */
   pageBytes?: number;
   /** Work items of machines that dial in, live (watch-workers.ts); absent, the stream sends nothing. */
@@ -77,6 +79,7 @@ export function uiServiceFor(host: Host): UiService {
     hostCalls: calls,
     handsOf: calls.handsOf,
     subscribeLiveText: host.brains ? (sessionId, listener) => host.brains!.subscribeDeltas(sessionId, listener) : undefined,
+    subscribeHandPools: (listener) => host.hands.pool.subscribe((pools) => listener(pools.map(({ name: _name, ...p }) => p))),
     watchWorkers: (input, push) => watchWorkers(host, input, push),
   });
 }
@@ -127,6 +130,11 @@ export function createUiService(deps: UiServiceDeps): UiService {
     watchLiveText: ({ sessionId }, push, flow) => {
       log.getSession(sessionId);
       return deps.subscribeLiveText?.(sessionId, dropWhileCongested(push, flow)) ?? (() => {});
+    },
+    watchHandPools: (_i, push) => {
+      if (deps.subscribeHandPools) return deps.subscribeHandPools(push);
+      push([]);
+      return () => {};
     },
     watchWorkers: (input, push) => deps.watchWorkers?.(input, push) ?? (() => {}),
   };

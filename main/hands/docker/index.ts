@@ -34,12 +34,13 @@ export const dockerHandKind: DockerHandKind = {
       // Not tied to ctx.signal: that belongs to the call that asked for the hand, not to the hand.
       await watch.start();
       ctx.signal?.throwIfAborted();
+      // Anything that happened before the event stream was open.
+      await watch.check();
     } catch (err) {
+      // Its container goes with it: a hand that failed here is never handed out.
       await shell.close();
       throw err;
     }
-    // Anything that happened before the event stream was open.
-    await watch.check();
     return shell;
   },
 

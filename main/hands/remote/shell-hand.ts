@@ -8,6 +8,7 @@ import { errorOutcome, InputError, optNumber, optString, reqString } from '../to
 import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
 import { PersistentBash } from '../persistent-bash';
+import type { StartShell } from '../shell-session';
 import type { ExecuteOptions, Hand, ToolOutcome } from '../types';
 import { RemoteFileError, type RemoteShell } from './types';
 
@@ -21,7 +22,7 @@ export const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * read and written there, glob/grep search there. Paths are relative to the hand's work folder
  * unless absolute. A lost hand turns each call into an error result that says so.
  */
-export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string; env?: Record<string, string>; replacedLost?: string }): Hand {
+export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string; env?: Record<string, string>; replacedLost?: string; startShell?: StartShell }): Hand {
   const { workDir, label } = opts;
   // What the environment config sets; nothing of the host's own environment is ever sent.
   const exports = Object.entries(opts.env ?? {}).filter(([k, v]) => envEntryProblem(k, v) === undefined).map(([k, v]) => `export ${k}=${shq(v)}; `).join('');
@@ -30,8 +31,10 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     errorOutcome(`The hand ${label} is gone: ${reason}. The next call will get a fresh one (with a fresh shell: this one's working folder, variables and background jobs are gone).`, { lost: reason });
   // One shell for the hand's life where the kind can keep one open (cd, export and background
   // jobs survive between calls, as in the reference toolset's BashSession).
-  const persistent = shell.startShell
-    ? new PersistentBash({ startShell: shell.startShell, cwd: workDir, exports, replacedLost: opts.replacedLost })
+  // A pooled hand brings a shell started ahead (prestarted-shell.ts).
+  const startShell = shell.startShell && (opts.startShell ?? shell.startShell);
+  const persistent = startShell
+    ? new PersistentBash({ startShell, cwd: workDir, exports, replacedLost: opts.replacedLost })
     : undefined;
 
   async function persistentBash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {

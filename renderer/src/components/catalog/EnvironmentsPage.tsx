@@ -3,8 +3,9 @@ import type { CorralApi, UiEnvironment, UiHandPool } from '../../../../main/api/
 import { loadCatalog, useCatalog } from '../../state/catalog';
 import { EnvironmentForm } from './EnvironmentForm';
 import { WorkerKeyPanel } from './WorkerKeyPanel';
+import { useHandPools } from './useHandPools';
 
-/** An environment's warm pool of hands made ahead, as it was when the list was read. */
+/** An environment's warm pool of hands made ahead, as the host last pushed it (useHandPools). */
 function PoolNote({ pool }: { pool: UiHandPool }) {
   const parts = [`warm pool ${pool.ready}/${pool.size} ready`, pool.provisioning ? `${pool.provisioning} being made` : '', `${pool.taken} taken`, pool.failures ? `${pool.failures} failed` : ''];
   return (
@@ -18,6 +19,7 @@ function PoolNote({ pool }: { pool: UiHandPool }) {
 /** Environments: where hands come from (this machine, an SSH host, a container image, a device). */
 export function EnvironmentsPage({ api }: { api: CorralApi }) {
   const environments = useCatalog((s) => s.environments);
+  const pools = useHandPools(api);
   const [editing, setEditing] = useState<UiEnvironment | 'new' | null>(null);
   return (
     <section className="catalog-page" aria-labelledby="envs-title">
@@ -33,7 +35,7 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
             <li key={e.id}>
               <button type="button" className={`catalog-row${editing !== 'new' && editing?.id === e.id ? ' selected' : ''}`} onClick={() => setEditing(e)} aria-label={`Edit environment ${e.name}`}>
                 <strong>{e.name}</strong> <span className="muted">{e.config.type}</span>
-                {e.corral_pool && <PoolNote pool={e.corral_pool} />}
+                {(pools.get(e.id) ?? e.corral_pool) && <PoolNote pool={(pools.get(e.id) ?? e.corral_pool)!} />}
               </button>
             </li>
           ))}
