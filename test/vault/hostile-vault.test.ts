@@ -129,10 +129,11 @@ describe('a hostile agent finds no secret anywhere', () => {
       const home = '/home/corral-test';
       const patterns = secrets.flatMap(forms).filter((f) => f.length >= 16);
       const grep = spawnSync('grep', ['-rlF', ...patterns.flatMap((f) => ['-e', f]), home], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-      const clone = path.join(home, 'corral-work', 'hostile');
+      // The session's own work folder on the host (~/corral-work/<session id>).
+      const clone = path.join(home, 'corral-work', session.id, 'hostile');
       const handFiles = { hits: grep.stdout, readme: fs.existsSync(path.join(clone, 'README')) ? fs.readFileSync(path.join(clone, 'README'), 'utf8') : '' };
       // The SSH user's folder is shared with other tests.
-      fs.rmSync(clone, { recursive: true, force: true });
+      fs.rmSync(path.dirname(clone), { recursive: true, force: true });
       return { events, brainEnv, handFiles };
     });
     stops.forEach((s) => s());
