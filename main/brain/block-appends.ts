@@ -26,6 +26,8 @@ export class BlockAppends {
     private readonly started: Promise<LoggedEvent>,
     /** Calls this brain logged itself (their outcome is known to it). */
     private readonly loggedHere: Set<string>,
+    /** Called just before a call's append is sent without waiting for its reply. */
+    private readonly beforeUnawaited?: () => void,
   ) {}
 
   async add(input: BrainEventInput, index: number): Promise<void> {
@@ -37,6 +39,7 @@ export class BlockAppends {
       const at = this.logged.length;
       this.logged.push({ ...event, seq: 0, processed_at: '' } as LoggedEvent);
       this.loggedHere.add(event.id);
+      this.beforeUnawaited?.();
       const sent = this.emit([event], key).then(([e]) => {
         this.logged[at] = e!;
       });

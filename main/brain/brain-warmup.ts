@@ -31,7 +31,7 @@ export async function warmUpFirstTurn(): Promise<void> {
     hands: async () => [],
     agent: async () => ({ type: 'agent', id: 'agent_warm', version: 1, name: 'warm', model: { id: 'warm' }, system: 'warm', tools: [{ type: 'agent_toolset_20260401', configs: [], default_config: { enabled: true } }] }),
     delta: (d) => void splitDelta(d),
-    flush: () => channel.flush(),
+    hold: () => channel.hold(),
     toolDefinitions: builtinToolDefinitions,
   };
   const model: ModelCaller = {

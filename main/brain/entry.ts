@@ -69,7 +69,7 @@ function run(sessionId: string, prime?: BrainPrime): void {
     delta: (delta) => {
       for (const piece of splitDelta(delta)) host.notify({ t: 'delta', delta: piece });
     },
-    flush: () => host.flush(),
+    hold: () => host.hold(),
     toolDefinitions: builtinToolDefinitions,
   };
 

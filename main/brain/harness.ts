@@ -36,8 +36,12 @@ export interface BrainIO {
   agent(): Promise<Record<string, unknown> | undefined>;
   /** Pushes live text (the API's event_start / event_delta shapes; never logged). */
   delta?(d: LiveDelta): void;
-  /** Sends what the calls above queued now (they otherwise leave together at the end of the tick). */
-  flush?(): void;
+  /**
+   * Keeps what the calls above queue from now on until the returned release is called (they
+   * otherwise leave together at the end of the tick). Only for messages whose reply is not
+   * awaited meanwhile.
+   */
+  hold?(): () => void;
   /** Tool definitions of the built-in tools, given the session's hands. */
   toolDefinitions(names: readonly string[], hands: readonly HandInfo[]): ToolDefinition[];
   /** The enabled tools of the session's MCP servers (the host holds the connections and tokens). */
@@ -230,9 +234,8 @@ export class Harness {
     // Elision is oldest first and for good, so "every tool result up to a position" says which
     // were elided in a constant space (a list would grow the log by the session's length per step).
     const elided = built.elidedSeqs.length ? { elided_count: built.elidedSeqs.length, elided_through: built.elidedSeqs.at(-1)! } : {};
-    // The span goes to the host just before the request goes to the model, and is logged in well
-    // under a millisecond, long before a first token: the request does not wait for its reply.
-    // Blocks are logged only once it is.
+    // The span is logged in well under a millisecond, long before a first token: the request does
+    // not wait for its reply. Blocks are logged only once it is.
     const startId = newId.event();
     const started = this.emit([{ type: 'span.model_request_start', id: startId, context_seq: built.contextSeq, ...elided }], `mreq:${a.lastSeq}`).then(([e]) => {
       // Only a second brain on the session could have logged this step already.
@@ -240,11 +243,26 @@ export class Harness {
       return e!;
     });
     started.catch(() => {}); // awaited below
-    this.io.flush?.(); // before the request is even serialised (a long session's takes a while)
+    // The span leaves right after the request does (which the caller writes before the next turn
+    // of the event loop): the host, which forwards the request to the model, gets the request
+    // first and logs the span while the model works, instead of forwarding behind the commit.
+    const releaseSpan = this.io.hold?.();
+    if (releaseSpan) setImmediate(releaseSpan);
     const customNames = new Set(cfg.customTools.map((t) => t.name));
     const offered = new Set(tools.map((t) => t.name));
     const evaluate = (name: string, mcp?: McpToolDefinition) => (mcp ? evaluateMcpCall(mcp.mcp_server_name, mcp.tool_name, cfg.permissions) : evaluateCall(name, offered, cfg.permissions, ALWAYS_ALLOWED));
-    const blocks = new BlockAppends((events, key) => this.emit(events, key), started, this.loggedHere);
+    // A call's append is held from its block's end until the next block starts or the reply ends,
+    // so that it leaves with the request's end and the call itself, in one message the host
+    // handles in one go; the host, which forwards the rest of the reply, is not busy logging the
+    // call meanwhile (bench:brain).
+    let releaseCalls: (() => void) | undefined;
+    const releaseHeldCalls = () => {
+      releaseCalls?.();
+      releaseCalls = undefined;
+    };
+    const blocks = new BlockAppends((events, key) => this.emit(events, key), started, this.loggedHere, () => {
+      releaseCalls ??= this.io.hold?.();
+    });
     const logged = blocks.logged;
     const signal = this.abort.signal;
     // Text and thinking blocks get their event id when they start, so live text can name the
@@ -258,6 +276,7 @@ export class Harness {
         built.params,
         {
           onBlockStart: (index, type) => {
+            releaseHeldCalls();
             firstTokenMs ??= Date.now() - sentAt;
             if (type !== 'text' && type !== 'thinking') return;
             const id = newId.event();
@@ -277,6 +296,7 @@ export class Harness {
       );
     } catch (err) {
       const failure: ModelFailure = err instanceof ModelError ? err.failure : { errorType: 'model_request_failed_error', message: String(err), retryable: true };
+      releaseHeldCalls();
       await blocks.settled().catch(() => {});
       await this.afterFailure(await started, failure, logged, a);
       return;
@@ -290,6 +310,7 @@ export class Harness {
     // starts, so the call goes out now rather than a round trip later.
     const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
     first?.catch(() => {}); // awaited below, after the end
+    releaseHeldCalls(); // the calls' appends, the end and the first call leave together
     await ended;
     // A call's append failing is the host refusing this brain's own event: the step fails.
     await blocks.settled();

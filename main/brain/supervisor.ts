@@ -5,8 +5,8 @@ import type { EventInput, EventSlice, LoggedEvent } from '../session/types';
 import { WAKING_TYPES } from './analyse';
 import type { LiveDelta } from './live-text';
 import { LiveTextRelay } from './live-text-relay';
-import type { BrainRequest, HostToBrain } from './ipc-protocol';
-import { parseBatchedMessage, parseBrainMessage } from './ipc-schema';
+import type { BrainRequest, BrainToHost, HostToBrain } from './ipc-protocol';
+import { parseBatchedMessage, parseBrainMessage, type ParsedBrainMessage } from './ipc-schema';
 import { mcpToolResultEvent, resultKey, toolResultEvent } from './tool-result-event';
 import type { BrainMcp } from '../mcp/brain-mcp';
 import { BrainPool, brainPoolSize } from './brain-pool';
@@ -194,37 +194,65 @@ export class BrainSupervisor {
     }
   }
 
-  private onBrainMessage(sessionId: string, brain: Running, raw: unknown, inBatch = false): void {
+  private onBrainMessage(sessionId: string, brain: Running, raw: unknown): void {
     try {
-      const parsed = inBatch ? parseBatchedMessage(raw) : parseBrainMessage(raw);
-      if (!parsed.ok) {
-        if (brain.rejected++ < REPORTED_REJECTIONS) console.error(`corral: refused a message from the brain of ${sessionId}: ${parsed.error}`);
-        if (parsed.replyTo !== undefined) this.send(sessionId, brain, { t: 'res', id: parsed.replyTo, ok: false, error: parsed.error });
-        return;
-      }
-      const m = parsed.message;
-      switch (m.t) {
-        case 'delta': {
-          // Vault: live text is redacted like the events it becomes (those via the log's view).
-          const delta = this.opts.redactDelta ? this.opts.redactDelta(sessionId, m.delta) : m.delta;
-          if (delta) this.liveText.publish(sessionId, delta);
-          return;
-        }
-        case 'cancel':
-          return brain.calls.get(m.id)?.abort();
-        case 'idle':
-          brain.idleThrough = m.through;
-          return;
-        case 'req':
-          return this.serve(sessionId, brain, m);
-        case 'batch':
-          for (const inner of m.messages) this.onBrainMessage(sessionId, brain, inner, true);
-          return;
-      }
+      const m = this.accepted(sessionId, brain, parseBrainMessage(raw));
+      if (m) this.handle(sessionId, brain, m);
     } catch (err) {
       // Nothing a brain sends may throw in the host.
       console.error(`corral: a message from the brain of ${sessionId} failed: ${errorText(err)}`);
     }
+  }
+
+  /** A brain's message as checked; one refused is reported (and answered, if it was a request). */
+  private accepted(sessionId: string, brain: Running, parsed: ParsedBrainMessage): BrainToHost | undefined {
+    if (parsed.ok) return parsed.message;
+    if (brain.rejected++ < REPORTED_REJECTIONS) console.error(`corral: refused a message from the brain of ${sessionId}: ${parsed.error}`);
+    if (parsed.replyTo !== undefined) this.send(sessionId, brain, { t: 'res', id: parsed.replyTo, ok: false, error: parsed.error });
+    return undefined;
+  }
+
+  private handle(sessionId: string, brain: Running, m: BrainToHost): void {
+    switch (m.t) {
+      case 'delta': {
+        // Vault: live text is redacted like the events it becomes (those via the log's view).
+        const delta = this.opts.redactDelta ? this.opts.redactDelta(sessionId, m.delta) : m.delta;
+        if (delta) this.liveText.publish(sessionId, delta);
+        return;
+      }
+      case 'cancel':
+        return brain.calls.get(m.id)?.abort();
+      case 'idle':
+        brain.idleThrough = m.through;
+        return;
+      case 'req':
+        return this.serve(sessionId, brain, m);
+      case 'batch':
+        return this.onBatch(sessionId, brain, m.messages);
+    }
+  }
+
+  /**
+   * A brain's messages sent in one go, in order. Appends that follow each other (a reply's calls
+   * and its end) are committed together, each still answered (and failing) on its own.
+   */
+  private onBatch(sessionId: string, brain: Running, messages: readonly unknown[]): void {
+    let run: BrainRequest<'emit'>[] = [];
+    const appendRun = () => {
+      if (run.length) this.append(sessionId, brain, run.map((r) => ({ id: r.id, events: r.args.events, key: r.args.key })));
+      run = [];
+    };
+    for (const raw of messages) {
+      const parsed = parseBatchedMessage(raw);
+      if (parsed.ok && parsed.message.t === 'req' && parsed.message.op === 'emit') {
+        run.push(parsed.message);
+        continue;
+      }
+      appendRun(); // answered in order: the appends before it first
+      const m = this.accepted(sessionId, brain, parsed);
+      if (m) this.handle(sessionId, brain, m);
+    }
+    appendRun();
   }
 
   private serve(sessionId: string, brain: Running, m: BrainRequest): void {
@@ -232,7 +260,7 @@ export class BrainSupervisor {
     try {
       switch (m.op) {
         case 'emit':
-          return this.append(sessionId, brain, m.id, m.args.events, m.args.key, (out) => out);
+          return this.append(sessionId, brain, [{ id: m.id, events: m.args.events, key: m.args.key }]);
         case 'execute':
           return void this.execute(sessionId, brain, m).catch(fail);
         case 'readEvents':
@@ -260,22 +288,31 @@ export class BrainSupervisor {
   }
 
   /**
-   * Appends for a brain and replies with `answer(appended)`. The brain's own appends reach it in
-   * the reply; anything appended meanwhile (by a listener) follows the reply, so the brain sees
-   * the log in order.
+   * Appends for a brain and answers each request with `answer(appended)` (default: the events).
+   * Several (a batch's emits) are committed together, each answered, or failing, on its own. The
+   * brain's own appends reach it in the replies; anything appended meanwhile (by a listener)
+   * follows them, so the brain sees the log in order.
    */
-  private append(sessionId: string, brain: Running, id: number, events: EventInput[], key: string, answer: (out: LoggedEvent[]) => unknown): void {
+  private append(sessionId: string, brain: Running, reqs: { id: number; events: EventInput[]; key: string; answer?: (out: LoggedEvent[]) => unknown }[]): void {
     brain.held = [];
+    const own = new Set<number>();
     let others: LoggedEvent[];
     try {
-      const out = this.opts.log.emitEvents(sessionId, events, `brain:${key}`);
-      this.reply(sessionId, brain, id, answer(out));
-      const own = new Set(out.map((e) => e.seq));
-      others = brain.held.filter((e) => !own.has(e.seq));
-    } catch (err) {
-      this.send(sessionId, brain, { t: 'res', id, ok: false, error: errorText(err) });
-      others = brain.held;
+      const groups = reqs.map((r) => ({ events: r.events, key: `brain:${r.key}` }));
+      let results: (LoggedEvent[] | Error)[];
+      try {
+        results = groups.length === 1 ? [this.opts.log.emitEvents(sessionId, groups[0]!.events, groups[0]!.key)] : this.opts.log.emitEventGroups(sessionId, groups);
+      } catch (err) {
+        results = reqs.map(() => (err instanceof Error ? err : new Error(String(err))));
+      }
+      reqs.forEach((r, i) => {
+        const out = results[i]!;
+        if (out instanceof Error) return this.send(sessionId, brain, { t: 'res', id: r.id, ok: false, error: errorText(out) });
+        for (const e of out) own.add(e.seq);
+        this.reply(sessionId, brain, r.id, r.answer ? r.answer(out) : out);
+      });
     } finally {
+      others = (brain.held ?? []).filter((e) => !own.has(e.seq));
       brain.held = undefined;
     }
     if (others.length) this.send(sessionId, brain, { t: 'events', events: others });
@@ -299,7 +336,7 @@ export class BrainSupervisor {
     }
     // A host shutting down stopped the call: the next host's brain reports its outcome unknown.
     if (this.stopped) return;
-    this.append(sessionId, brain, m.id, [toolResultEvent(m.args.toolUseId, outcome)], resultKey(m.args.toolUseId), (out) => out[0]);
+    this.append(sessionId, brain, [{ id: m.id, events: [toolResultEvent(m.args.toolUseId, outcome)], key: resultKey(m.args.toolUseId), answer: (out) => out[0] }]);
   }
 
   /** An MCP call, recorded as it ends like a hand's (see execute). */
@@ -315,7 +352,7 @@ export class BrainSupervisor {
       brain.calls.delete(m.id);
     }
     if (this.stopped) return;
-    this.append(sessionId, brain, m.id, [mcpToolResultEvent(m.args.toolUseId, outcome)], resultKey(m.args.toolUseId), (out) => out[0]);
+    this.append(sessionId, brain, [{ id: m.id, events: [mcpToolResultEvent(m.args.toolUseId, outcome)], key: resultKey(m.args.toolUseId), answer: (out) => out[0] }]);
   }
 
   private onBrainExit(sessionId: string, brain: Running, code: number | null, signal: string | null): void {

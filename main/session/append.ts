@@ -4,7 +4,7 @@ import { rowToEvent } from './read-events';
 import type { SessionDbRow, SessionRows } from './rows';
 import type { Segment } from './segments';
 import { LogInputError, type EventInput, type LoggedEvent, type SessionStatus, type SessionUsageTotals } from './types';
-import { serialiseEvent } from './validate-event';
+import { checkEventInput, serialiseEvent } from './validate-event';
 import { addUsage, statusOf } from './derived';
 
 /**
@@ -86,4 +86,34 @@ export class EventAppender {
     if (usage) this.rows.setUsage(sessionId, usage);
     return out;
   }
+}
+
+/** One append of emitEventGroups. */
+export interface AppendGroup {
+  events: readonly EventInput[];
+  key?: string;
+}
+
+/** What an append made, and whether it made it now (not a repeated key). */
+export type Appended = { out: LoggedEvent[]; fresh: boolean };
+
+/** Refuses an append that cannot be made, before any write. */
+export function checkAppend(events: readonly EventInput[], idempotencyKey: string | undefined): void {
+  if (events.length === 0) throw new LogInputError('no events to append');
+  events.forEach((e, i) => checkEventInput(e, `events[${i}]`));
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
+    throw new LogInputError('an idempotency key must be a string of 1 to 255 characters');
+  }
+}
+
+/** Makes each append with `append`; one that fails gives its error and undoes only itself (in a savepoint). */
+export function appendEach(groups: readonly AppendGroup[], append: (g: AppendGroup) => Appended): (Appended | Error)[] {
+  return groups.map((g) => {
+    try {
+      checkAppend(g.events, g.key);
+      return append(g);
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
+  });
 }

@@ -1,5 +1,5 @@
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import { EventAppender } from './append';
+import { appendEach, checkAppend, EventAppender, type AppendGroup, type Appended } from './append';
 import { newId } from '../db/ids';
 import type { Page } from '../db/pagination';
 import { listSessionIds, type SessionListQuery } from './list';
@@ -66,6 +66,7 @@ export class SessionLog {
   private readonly appender: EventAppender;
   private readonly byId: Statement;
   private readonly appendTx: Transaction<SessionLog['appendInTx']>;
+  private readonly groupTx: Transaction<(sessionId: string, groups: readonly AppendGroup[]) => (Appended | Error)[]>;
 
   constructor(private readonly db: Database) {
     this.reader = new EventReader(db);
@@ -74,6 +75,8 @@ export class SessionLog {
     this.appender = new EventAppender(db, this.rows);
     this.byId = db.prepare('SELECT session_id, seq, body FROM events WHERE id = ?');
     this.appendTx = db.transaction((sessionId, events, key) => this.appendInTx(sessionId, events, key));
+    // Each group in a savepoint of its own (a transaction called inside one).
+    this.groupTx = db.transaction((sessionId, groups) => appendEach(groups, (g) => this.appendTx(sessionId, g.events, g.key)));
   }
 
   // ---- sessions ----
@@ -276,18 +279,24 @@ export class SessionLog {
    * `key` (i = 0) or `key#i`; a repeated call returns the events the first one made.
    */
   emitEvents(sessionId: string, events: readonly EventInput[], idempotencyKey?: string): LoggedEvent[] {
-    if (events.length === 0) throw new LogInputError('no events to append');
-    events.forEach((e, i) => checkEventInput(e, `events[${i}]`));
-    if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
-      throw new LogInputError('an idempotency key must be a string of 1 to 255 characters');
-    }
+    checkAppend(events, idempotencyKey);
     const { out, fresh } = this.appendTx.immediate(sessionId, events, idempotencyKey);
     if (fresh) this.publish(sessionId, out);
     return out;
   }
 
+  /**
+   * Several appends, each as emitEvents would make it (its events, its key), committed together:
+   * one commit for what a brain sends in one message. Each succeeds or fails on its own.
+   */
+  emitEventGroups(sessionId: string, groups: readonly AppendGroup[]): (LoggedEvent[] | Error)[] {
+    const results = this.groupTx.immediate(sessionId, groups);
+    for (const r of results) if (!(r instanceof Error) && r.fresh) this.publish(sessionId, r.out);
+    return results.map((r) => (r instanceof Error ? r : r.out));
+  }
+
   /** emitEvents' transaction body (made into a transaction once: better-sqlite3 builds a wrapper per `transaction` call). */
-  private appendInTx(sessionId: string, events: readonly EventInput[], idempotencyKey: string | undefined): { out: LoggedEvent[]; fresh: boolean } {
+  private appendInTx(sessionId: string, events: readonly EventInput[], idempotencyKey: string | undefined): Appended {
     const row = this.rows.find(sessionId);
     if (!row) throw new SessionNotFoundError(sessionId);
     if (idempotencyKey !== undefined) {
@@ -382,3 +391,4 @@ export class SessionLog {
     return this.appender.findByKey(this.segments(sessionId), key, 1) !== undefined;
   }
 }
+

@@ -153,6 +153,10 @@ export function redactingLog(log: SessionLog, vault: Vault): SessionLog {
       vault.flushLive(sessionId, events);
       return log.emitEvents(sessionId, events.map((e) => vault.redactEvent(e)), key);
     },
+    emitEventGroups: (sessionId: string, groups: Parameters<SessionLog['emitEventGroups']>[1]) => {
+      for (const g of groups) vault.flushLive(sessionId, g.events);
+      return log.emitEventGroups(sessionId, groups.map((g) => ({ ...g, events: g.events.map((e) => vault.redactEvent(e)) })));
+    },
   });
 }
 
