@@ -21,7 +21,7 @@ import path from 'node:path';
 import { brainPoolSize } from '../main/brain/brain-pool';
 import { ensureBuilt } from './build';
 import { fmt } from './stats';
-import { backendEnv, sshTurn } from './ttft-backends';
+import { backendTurn, handsEnv } from '../test/helpers/hands-env';
 import { makeRepo } from './ttft-repo';
 import { chart, summarise, table, type TtftSummary } from './ttft-report';
 import { runMode, type TtftOptions } from './ttft-run';
@@ -33,8 +33,8 @@ const num = (name: string, fallback: number) => (process.env[name] ? Number(proc
 export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (line: string) => void }): Promise<TtftSummary & { json: string; svg: string }> {
   const log = opts.log ?? console.log;
   const q = opts.quick;
-  const docker = backendEnv('docker');
-  const ssh = backendEnv('ssh');
+  const docker = handsEnv('docker');
+  const ssh = handsEnv('ssh');
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-ttft-repo-'));
   const files = num('BENCH_FILES', q ? 200 : 3000);
   const commits = num('BENCH_COMMITS', q ? 3 : 12);
@@ -67,7 +67,7 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
       `${os.cpus().length} cores, load average ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`,
   );
   // The ssh hosts are shared with tests that kill or freeze them: the bench takes its turn.
-  const release = await sshTurn();
+  const release = await backendTurn('ssh');
   let coupled, decoupled, pooled;
   let sizing: PoolSizing[] = [];
   try {

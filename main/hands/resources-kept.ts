@@ -1,8 +1,9 @@
 /**
  * A repository already on the hand from an earlier provisioning of the same session (the hand
- * was lost, or the host restarted, and the work folder stayed), told apart by its `origin`
- * holding this session's git-proxy route (capabilities are stable, proxy-caps.ts): it is kept as it is — never
- * cloned over, which would throw away the agent's uncommitted work — and only its `origin` is
+ * was lost, or the host restarted, and the work folder stayed), told apart by its `origin`:
+ * this session's git-proxy route (capabilities are stable, proxy-caps.ts), or, for a clone
+ * without credentials, the repository's own URL. It is kept as it is — never cloned or unpacked
+ * over, which would throw away the agent's uncommitted work — and only a proxied `origin` is
  * pointed at the git proxy as the hand reaches it now (an SSH hand's forwarded port changes
  * with each connection).
  */
@@ -27,9 +28,9 @@ export async function keepExistingClone(
   target: ResourceTarget,
   route: { port: number; path: string; boundPath?: string } | undefined,
   signal?: AbortSignal,
+  repoUrl?: string,
 ): Promise<Kept> {
-  // Only a clone made through the proxy for this session can be recognised as its own.
-  if (!route) return { kept: false };
+  if (!route) return repoUrl !== undefined && (await isCloneOf(dest, target, repoUrl, signal)) ? { kept: true } : { kept: false };
   if (!target.shell) {
     const dir = path.resolve(target.workDir, dest);
     const config = await fs.promises.readFile(path.join(dir, '.git', 'config'), 'utf8').catch(() => '');
@@ -54,4 +55,17 @@ export async function keepExistingClone(
   const d = shq(dest);
   const set = await shell.exec(`git -C ${d} remote set-url origin ${shq(url)} && git -C ${d} config remote.origin.proxy ''`, { cwd: target.workDir, signal });
   return set.exitCode === 0 ? { kept: true, remote: url } : { kept: true, note: 'origin could not be re-pointed (no git on the hand?)' };
+}
+
+/** Whether `dest` on the hand holds a clone whose origin is `url` (a clone without credentials). */
+async function isCloneOf(dest: string, target: ResourceTarget, url: string, signal?: AbortSignal): Promise<boolean> {
+  const line = new RegExp(`^\\s*url = ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`, 'm');
+  if (!target.shell) {
+    const config = await fs.promises.readFile(path.join(path.resolve(target.workDir, dest), '.git', 'config'), 'utf8').catch(() => '');
+    return line.test(config);
+  }
+  let config = '';
+  const onOutput = (chunk: Buffer, stream: 'stdout' | 'stderr') => void (stream === 'stdout' && config.length < 65_536 && (config += chunk.toString('utf8')));
+  const probe = await target.shell.exec(`cat -- ${shq(dest)}/.git/config`, { cwd: target.workDir, signal, onOutput }).catch(() => undefined);
+  return probe?.exitCode === 0 && line.test(config);
 }

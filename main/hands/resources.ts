@@ -94,7 +94,7 @@ export async function applyResources(log: SessionLog, sessionId: string, handNam
       try {
         route = await target.git?.route(sessionId, repo.url);
         // A clone an earlier provisioning of this hand left is kept (main's resources-kept.ts).
-        const kept = await keepExistingClone(dest, target, route, signal);
+        const kept = await keepExistingClone(dest, target, route, signal, repo.url);
         if (kept.kept) {
           remote = kept.remote ? 'git proxy' : undefined;
           outcome = { via: kept.note ? `an earlier provisioning (kept; ${kept.note})` : 'an earlier provisioning (kept as it was)' };

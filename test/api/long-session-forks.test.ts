@@ -5,12 +5,13 @@
  * Both answer what a full read of the log, folded in place, answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uiServiceFor, type UiService } from '../../main/api/ui/service';
+import type { UiService } from '../../main/api/ui/service';
 import { newId } from '../../main/db/ids';
 import { HAND_MEMBERSHIP_EVENTS, MAIN_HAND } from '../../main/hands/membership';
 import { addUsage, emptyUsage } from '../../main/session/derived';
 import type { EventInput, EventSlice, LoggedEvent } from '../../main/session/types';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { startLongSession, ticksDuring } from '../helpers/long-session';
+import type { TestServer } from '../helpers/server';
 
 let t: TestServer;
 let ui: UiService;
@@ -19,47 +20,22 @@ let envId: string;
 let last: number;
 
 beforeAll(async () => {
-  t = await startTestServer();
-  ui = uiServiceFor(t.host);
-  const agent = await ui.call('createAgent', { name: 'long', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] });
-  const env = await ui.call('createEnvironment', { name: 'here', config: { type: 'local' } });
-  envId = env.id;
-  const s = await ui.call('createSession', { session: { agent: agent.id, environment_id: env.id } });
-  sessionId = s.id;
-  let batch: EventInput[] = [];
-  for (let turn = 0; turn < 8000; turn++) {
+  ({ t, ui, sessionId, envId, last } = await startLongSession((turn, env) => {
     const call = newId.event();
-    batch.push(
+    const events: EventInput[] = [
       { type: 'user.message', content: [{ type: 'text', text: `turn ${turn} ${'words '.repeat(20)}` }] },
       { type: 'span.model_request_end', model_request_start_id: `x${turn}`, is_error: false, model_usage: { input_tokens: turn, output_tokens: 2, cache_read_input_tokens: turn % 7, cache_creation_input_tokens: 1 } },
       { type: 'agent.tool_use', id: call, name: 'bash', input: { command: `echo ${turn}` }, model_tool_use_id: `toolu_${call.slice(5)}` },
       { type: 'agent.tool_result', tool_use_id: call, content: [{ type: 'text', text: 'out '.repeat(100) }], is_error: false },
       { type: 'session.status_idle', stop_reason: { type: 'end_turn' } },
-    );
+    ];
     // A hand comes and goes now and then; `spare-<k>` for the last few stay.
-    if (turn % 1000 === 0) batch.push({ type: 'hand.attached', hand: `spare-${turn / 1000}`, environment_id: env.id });
-    if (turn % 1000 === 500 && turn < 5000) batch.push({ type: 'hand.released', hand: `spare-${(turn - 500) / 1000}` });
-    if (batch.length >= 1000) {
-      t.host.log.emitEvents(sessionId, batch);
-      batch = [];
-    }
-  }
-  if (batch.length) t.host.log.emitEvents(sessionId, batch);
-  last = t.host.log.getSession(sessionId).last_seq;
+    if (turn % 1000 === 0) events.push({ type: 'hand.attached', hand: `spare-${turn / 1000}`, environment_id: env });
+    if (turn % 1000 === 500 && turn < 5000) events.push({ type: 'hand.released', hand: `spare-${(turn - 500) / 1000}` });
+    return events;
+  }));
 }, 60_000);
-afterAll(() => t.close());
-
-/** Runs `call` and counts how often a 1 ms timer fired while it was pending. */
-async function ticksDuring<T>(call: () => Promise<T>): Promise<{ value: T; ticks: number }> {
-  let ticks = 0;
-  const timer = setInterval(() => ticks++, 1);
-  try {
-    const value = await call();
-    return { value, ticks };
-  } finally {
-    clearInterval(timer);
-  }
-}
+afterAll(() => t?.close());
 
 /** The session's events (of `slice`), read in place with the general reader, page by page. */
 function readAll(id: string, slice: EventSlice = {}): LoggedEvent[] {

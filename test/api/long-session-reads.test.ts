@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyse } from '../../main/brain/analyse';
-import { uiServiceFor, type UiService } from '../../main/api/ui/service';
+import type { UiService } from '../../main/api/ui/service';
 import { buildModelRequestView, eventsThrough, modelRequestJob } from '../../main/api/ui/calls/model-request';
 import { newId } from '../../main/db/ids';
-import type { EventInput } from '../../main/session/types';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { startLongSession, ticksDuring } from '../helpers/long-session';
+import type { TestServer } from '../helpers/server';
 
 let t: TestServer;
 let ui: UiService;
@@ -18,44 +18,18 @@ let sessionId: string;
 let last: number;
 
 beforeAll(async () => {
-  t = await startTestServer();
-  ui = uiServiceFor(t.host);
-  const agent = await ui.call('createAgent', { name: 'long', model: 'claude-test', tools: [{ type: 'agent_toolset_20260401' }] });
-  const env = await ui.call('createEnvironment', { name: 'here', config: { type: 'local' } });
-  const s = await ui.call('createSession', { session: { agent: agent.id, environment_id: env.id } });
-  sessionId = s.id;
-  let batch: EventInput[] = [];
-  for (let turn = 0; turn < 8000; turn++) {
+  ({ t, ui, sessionId, last } = await startLongSession((turn) => {
     const call = newId.event();
-    batch.push(
+    return [
       { type: 'user.message', content: [{ type: 'text', text: `turn ${turn} ${'words '.repeat(20)}` }] },
       { type: 'agent.tool_use', id: call, name: 'bash', input: { command: `echo ${turn}` }, model_tool_use_id: `toolu_${call.slice(5)}` },
       { type: 'agent.tool_result', tool_use_id: call, content: [{ type: 'text', text: 'out '.repeat(100) }], is_error: false },
       { type: 'agent.message', content: [{ type: 'text', text: `done ${turn}` }] },
       { type: 'session.status_idle', stop_reason: { type: 'end_turn' } },
-    );
-    if (batch.length >= 1000) {
-      t.host.log.emitEvents(sessionId, batch);
-      batch = [];
-    }
-  }
-  if (batch.length) t.host.log.emitEvents(sessionId, batch);
-  last = t.host.log.getSession(sessionId).last_seq;
+    ];
+  }));
 }, 60_000);
-afterAll(() => t.close());
-
-/** Runs `call` and counts how often a 1 ms timer fired while it was pending. */
-async function ticksDuring<T>(call: () => Promise<T>): Promise<{ value: T; ticks: number }> {
-  let ticks = 0;
-  const timer = setInterval(() => ticks++, 1);
-  try {
-    const pending = call();
-    const value = await pending;
-    return { value, ticks };
-  } finally {
-    clearInterval(timer);
-  }
-}
+afterAll(() => t?.close());
 
 describe('whole-session reads of the UI stay off the event loop', () => {
   it('the model request view is built in a worker thread, the same as built in place', async () => {

@@ -12,7 +12,7 @@ import type { LoggedEvent } from '../../main/session/types';
  * SSH hands without a working_dir, on the real sshd of test/hands-env/ssh.sh: two sessions on
  * one host get folders of their own (~/corral-work/<session id>), so the second session's
  * repository is no longer unpacked over the first one's; a session's hand provisioned again
- * (after a host restart) finds its own folder, with what the session left in it.
+ * (after a host restart) finds its own folder, with what the session left in it, its clone kept.
  */
 
 let t: BrainTestHost;
@@ -89,7 +89,7 @@ describe('ssh hands without working_dir', () => {
         metadata: {},
         description: null,
       });
-      const first = newSession(env.id, repos.a, `${LOOK}; echo mine > ${MOUNT}/note`);
+      const first = newSession(env.id, repos.a, `${LOOK}; echo mine > ${MOUNT}/note; echo edited >> ${MOUNT}/README`);
       const firstEvents = await t.settled(first, 60_000);
       expect(results(firstEvents)[0]).toBe(`${home}/corral-work/${first}\nrepository A\n[exit code 0]`);
 
@@ -106,10 +106,10 @@ describe('ssh hands without working_dir', () => {
       const before = t.events(first).length;
       t.host.log.emitEvent(first, { type: 'user.message', content: [{ type: 'text', text: `run: ${LOOK}; cat ${MOUNT}/note` }] });
       const again = (await t.settled(first, 60_000)).slice(before);
-      // Unpacked again over its own folder (a clone through the vault's git proxy is kept instead:
-      // test/vault/restart.test.ts): the file the session left there is still there.
-      expect(again.find((e) => e.type === 'hand.resource_applied')).toMatchObject({ path: MOUNT });
-      expect(results(again)[0]).toBe(`${home}/corral-work/${first}\nrepository A\nmine\n[exit code 0]`);
+      // Kept as the session left it, not unpacked over (as a clone through the vault's git proxy
+      // is: test/vault/restart.test.ts): its edit of a tracked file and its new file are there.
+      expect(again.find((e) => e.type === 'hand.resource_applied')).toMatchObject({ path: MOUNT, cloned_on: 'an earlier provisioning (kept as it was)' });
+      expect(results(again)[0]).toBe(`${home}/corral-work/${first}\nrepository A\nedited\nmine\n[exit code 0]`);
     });
   }, 180_000);
 });

@@ -1,8 +1,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(__dirname, '../..');
+// From the module's URL, not vitest's __dirname: the benches (tsx, ES modules) import this too.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Starts a kind's private test backend (idempotent) and returns the variables it exports. */
 export function handsEnv(kind: 'ssh' | 'docker' | 'podman' | 'adb'): Record<string, string> {

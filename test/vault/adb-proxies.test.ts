@@ -7,125 +7,50 @@
  * commands on this machine: the device's whole root folder is searched for the secrets afterwards.
  */
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedRequest, Reply } from '../fixtures/model-server';
-import { startGitHttpServer, type GitHttpServer } from '../fixtures/git-http-server';
 import { startPrivateAdb, type PrivateAdb, type PrivateDevice } from '../helpers/adb-private';
-import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
-import { tmpDir } from '../helpers/tmp';
-import type { LoggedEvent } from '../../main/session/types';
-import { makeCa, makeLeafKey, mintServerCert } from '../../main/vault/x509';
+import { addEnvVariable, addGitToken, commitSubjects, makeUpstreamCa, openLoopbackHost, plantedSecret, runInSession, serveRepos, shellWord as word, startEcho, startVaultHost, type CommandRun, type EchoServer, type ServedRepos, type VaultHost } from '../helpers/vault-fixtures';
 
 const run = promisify(execFile);
-const rnd = () => Math.random().toString(36).slice(2);
-const TOKEN = `ghp_corraltest_${rnd()}${rnd()}`;
-const API_VALUE = `sk-live-${rnd()}${rnd()}`;
-/** A value as a shell word that is not the value's text (a command holding it would be redacted). */
-const word = (v: string) => `'${v.slice(0, 6)}''${v.slice(6)}'`;
-const USER = 'corral-bot';
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
-
-interface Echo {
-  url: string;
-  seen: { path: string; authorization?: string }[];
-  server: http.Server;
-}
-/** An echo server; HTTPS with a certificate of the test's own upstream CA when `tls` is given. */
-async function echo(host: string, tls?: { key: string; cert: string }): Promise<Echo> {
-  const seen: Echo['seen'] = [];
-  const server = (tls ? https.createServer.bind(null, tls) : http.createServer)((req, res) => {
-    seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
-    req.resume();
-    req.on('end', () => res.end(`ok ${host}\n`));
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return { url: `${tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}`, seen, server };
-}
+const TOKEN = plantedSecret('ghp_corraltest_');
+const API_VALUE = plantedSecret('sk-live-');
 
 let adb: PrivateAdb;
 let dev: PrivateDevice;
 let oldWifi: PrivateDevice;
-let t: BrainTestHost;
-let git: GitHttpServer;
-let root: string;
-let vaultId: string;
+let vault: VaultHost;
+let repos: ServedRepos;
 let apiCred: string;
-let allowed: Echo;
-let other: Echo;
-let allowedTls: Echo;
+let allowed: EchoServer;
+let other: EchoServer;
+let allowedTls: EchoServer;
 
 beforeAll(async () => {
   adb = await startPrivateAdb(15074);
   dev = await adb.device(6574);
   oldWifi = await adb.device(6575, ['--reverse', 'old-wifi']);
-  root = tmpDir('corral-adb-gitroot-');
-  const work = tmpDir('corral-adb-gitwork-');
-  const g = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: gitEnv });
-  await g(root, 'init', '--quiet', '--bare', '-b', 'main', 'proj.git');
-  await g(work, 'init', '--quiet', '-b', 'main');
-  fs.writeFileSync(path.join(work, 'README'), 'first\n');
-  await g(work, 'add', '.');
-  await g(work, 'commit', '--quiet', '-m', 'one');
-  await g(work, 'push', '--quiet', path.join(root, 'proj.git'), 'main');
-  git = await startGitHttpServer(root, USER, TOKEN);
-  allowed = await echo('127.0.0.1');
-  other = await echo('127.0.0.2');
+  repos = await serveRepos(TOKEN, { prefix: 'corral-adb-' });
+  allowed = await startEcho('127.0.0.1');
+  other = await startEcho('127.0.0.2');
   // HTTPS: the egress proxy terminates TLS for the allowed host with the host's CA, which the
   // device must trust (placed at provisioning, hands/hand-env.ts); upstream it trusts this test's CA.
-  const upstreamCa = await makeCa('adb egress test upstream CA');
-  const leaf = await makeLeafKey();
-  allowedTls = await echo('127.0.0.1', { key: leaf.keyPem, cert: await mintServerCert(upstreamCa, leaf.spki, '127.0.0.1') });
-  t = await startBrainHost(script, { hostOptions: { sandbox: false, vault: { egress: { upstreamCa: upstreamCa.certPem } } } });
-  await t.host.started;
-  const vault = t.host.vault.createVault({ display_name: 'adb' });
-  vaultId = vault.id;
-  await t.host.vault.createCredential(vault.id, { display_name: 'proj', auth: { type: 'git_token', token: TOKEN, username: USER, repository_urls: [`${git.url}/proj.git`] } });
-  apiCred = (
-    await t.host.vault.createCredential(vault.id, {
-      display_name: 'api',
-      auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: API_VALUE, networking: { type: 'limited', allowed_hosts: ['127.0.0.1'] } },
-    })
-  ).id;
-  // Opens 127.0.0.2 to the egress proxy (loopback is refused unless a credential names it).
-  await t.host.vault.createCredential(vault.id, {
-    display_name: 'other',
-    auth: { type: 'environment_variable', secret_name: 'OTHER_TOKEN', secret_value: `other-${rnd()}`, networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } },
-  });
+  const upstreamCa = await makeUpstreamCa('adb egress test upstream CA');
+  allowedTls = await startEcho('127.0.0.1', await upstreamCa.tlsFor('127.0.0.1'));
+  vault = await startVaultHost('adb', { sandbox: false, vault: { egress: { upstreamCa: upstreamCa.certPem } } });
+  await addGitToken(vault, TOKEN, `${repos.git.url}/proj.git`);
+  apiCred = await addEnvVariable(vault, { display_name: 'api', name: 'API_TOKEN', value: API_VALUE, hosts: ['127.0.0.1'] });
+  await openLoopbackHost(vault, '127.0.0.2');
 }, 180_000);
 afterAll(async () => {
-  await t?.close();
-  await git?.close();
+  await vault?.t.close();
+  await repos?.git.close();
   for (const e of [allowed, other, allowedTls]) e?.server.close();
   await adb?.close();
 });
 
-function script(req: RecordedRequest): Reply {
-  const results = (req.body.messages as { content: { type: string }[] }[]).flatMap((m) => m.content).filter((b) => b.type === 'tool_result').length;
-  const command = /run: (.*)$/s.exec(req.body.messages[0].content[0].text)![1]!;
-  if (results === 0) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command, timeout_ms: 60_000 } }] };
-  return { blocks: [{ type: 'text', text: 'done' }] };
-}
-
-async function session(d: PrivateDevice, command: string): Promise<{ id: string; events: LoggedEvent[]; out: string }> {
-  const env = t.host.environments.create({ name: `adb-${d.serial}`, config: { type: 'adb', serial: d.serial, adb_port: adb.port, working_dir: d.workDir }, metadata: {}, description: null });
-  const { session } = t.host.log.createSession({
-    environment_id: env.id,
-    record: {
-      agent: { model: { id: 'm' }, tools: [{ type: 'agent_toolset_20260401' }] },
-      vault_ids: [vaultId],
-      resources: [{ id: 'sesrsc_1', type: 'github_repository', url: `${git.url}/proj.git`, mount_path: '/workspace/proj' }],
-    },
-  });
-  t.host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `run: ${command}` }] });
-  const events = await t.settled(session.id, 120_000);
-  return { id: session.id, events, out: textOf(events.find((e) => e.type === 'agent.tool_result')) };
-}
+const session = (d: PrivateDevice, command: string): Promise<CommandRun> =>
+  runInSession(vault, { name: `adb-${d.serial}`, config: { type: 'adb', serial: d.serial, adb_port: adb.port, working_dir: d.workDir }, command, repoUrl: `${repos.git.url}/proj.git` });
 
 /** Every file under `dir` that holds `value` (grep exits 1 when none does). */
 async function filesHolding(dir: string, value: string): Promise<string> {
@@ -171,9 +96,8 @@ describe('the host\'s git and egress proxies from an adb hand, through adb rever
     expect(allowedTls.seen.find((s) => s.path === '/allowed-tls-adb')!.authorization).toBe(`Bearer ${API_VALUE}`);
     expect(other.seen.find((s) => s.path === '/other-adb')!.authorization).toBe(`Bearer corral_vault_placeholder_${apiCred}`);
     // The push arrived, with the token added by the proxy only.
-    const log = (await run('git', ['--git-dir', path.join(root, 'proj.git'), 'log', '--format=%s', 'main'])).stdout;
-    expect(log).toContain('from adb');
-    expect(git.requests.filter((r) => r.authorization).length).toBeGreaterThan(0);
+    expect(await commitSubjects(repos.root)).toContain('from adb');
+    expect(repos.git.requests.filter((r) => r.authorization).length).toBeGreaterThan(0);
     // Nothing the device holds, and nothing in the log, has either secret.
     for (const v of [TOKEN, API_VALUE]) {
       expect(await filesHolding(dev.root, v)).toBe('');
@@ -183,7 +107,7 @@ describe('the host\'s git and egress proxies from an adb hand, through adb rever
     // Both addresses are the device's reverse forwards, each to a port of the host; released, they go with the hand.
     const listed = (await adb.cli(['-s', dev.serial, 'reverse', '--list'])).stdout;
     for (const p of [remote![1], proxy![1]]) expect(listed, listed).toMatch(new RegExp(`^\\(reverse\\) tcp:${p} tcp:(?!${p}\\b)\\d+$`, 'm'));
-    await t.host.hands.release(id, 'main');
+    await vault.t.host.hands.release(id, 'main');
     expect((await adb.cli(['-s', dev.serial, 'reverse', '--list'])).stdout.trim()).toBe('');
     expect(adb.alive()).toBe(true);
   }, 180_000);
@@ -194,7 +118,7 @@ describe('the host\'s git and egress proxies from an adb hand, through adb rever
     expect(events.find((e) => e.type === 'hand.resource_applied')).toMatchObject({ cloned_on: 'this machine', git_remote: expect.stringMatching(/^direct \(the hand cannot reach the git proxy: device 127\.0\.0\.1:6575 cannot do adb reverse forwarding over Wi-Fi/) });
     expect(events.find((e) => e.type === 'hand.ready')).toMatchObject({ reverse_forwarding: { ok: false, error: expect.stringMatching(why) } });
     // No proxy to reach: the placeholder only, and the repository's own URL (no token) as origin.
-    expect(out.startsWith(`proxy=[]\nAPI_TOKEN=corral_vault_placeholder_${apiCred}\nfirst\n${git.url}/proj.git\n`), out).toBe(true);
+    expect(out.startsWith(`proxy=[]\nAPI_TOKEN=corral_vault_placeholder_${apiCred}\nfirst\n${repos.git.url}/proj.git\n`), out).toBe(true);
     for (const v of [TOKEN, API_VALUE]) expect(await filesHolding(oldWifi.root, v)).toBe('');
   }, 180_000);
 });

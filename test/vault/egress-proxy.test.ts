@@ -1,50 +1,17 @@
 import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedRequest, Reply } from '../fixtures/model-server';
-import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
 import { handsEnv, withBackendTurn } from '../helpers/hands-env';
+import { addEnvVariable, makeUpstreamCa, openLoopbackHost, plantedSecret, runInSession, shellWord as word, startEcho, startVaultHost, type CommandRun, type EchoServer, type VaultHost } from '../helpers/vault-fixtures';
 import type { LoggedEvent } from '../../main/session/types';
-import { makeCa, makeLeafKey, mintServerCert } from '../../main/vault/x509';
 
-const HEADER_VALUE = `sk-live-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
-const BODY_VALUE = `body-secret-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
-/** A value as a shell word that is not the value's text (a command holding it would be redacted). */
-const word = (v: string) => `'${v.slice(0, 5)}''${v.slice(5)}'`;
+const HEADER_VALUE = plantedSecret('sk-live-');
+const BODY_VALUE = plantedSecret('body-secret-');
 
-interface Seen {
-  path: string;
-  authorization?: string;
-  body: string;
-}
-interface Echo {
-  url: string;
-  seen: Seen[];
-  server: http.Server;
-}
-
-/** An echo server; HTTPS with a certificate from the test's own upstream CA when `tls` is given. */
-async function echo(host: string, tls?: { key: string; cert: string }): Promise<Echo> {
-  const seen: Seen[] = [];
-  const server = (tls ? https.createServer.bind(null, tls) : http.createServer)((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      seen.push({ path: req.url ?? '', authorization: req.headers.authorization, body: Buffer.concat(parts).toString('utf8') });
-      res.end(`ok ${host}\n`);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return { url: `${tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}`, seen, server };
-}
-
-let t: BrainTestHost;
-let allowed: Echo;
-let other: Echo;
-let allowedTls: Echo;
-let otherTls: Echo;
-let vaultId: string;
+let vault: VaultHost;
+let allowed: EchoServer;
+let other: EchoServer;
+let allowedTls: EchoServer;
+let otherTls: EchoServer;
 let headerCred: string;
 let ssh: Record<string, string>;
 let docker: Record<string, string>;
@@ -54,51 +21,22 @@ beforeAll(async () => {
   ssh = handsEnv('ssh');
   docker = handsEnv('docker');
   podman = handsEnv('podman');
-  allowed = await echo('127.0.0.1');
-  other = await echo('127.0.0.2');
+  allowed = await startEcho('127.0.0.1');
+  other = await startEcho('127.0.0.2');
   // HTTPS upstreams with certificates of a CA only this test (and, by option, the host's egress proxy) trusts.
-  const upstreamCa = await makeCa('egress test upstream CA');
-  const leaf = await makeLeafKey();
-  allowedTls = await echo('127.0.0.1', { key: leaf.keyPem, cert: await mintServerCert(upstreamCa, leaf.spki, '127.0.0.1') });
-  otherTls = await echo('127.0.0.2', { key: leaf.keyPem, cert: await mintServerCert(upstreamCa, leaf.spki, '127.0.0.2') });
-  t = await startBrainHost(script, { hostOptions: { sandbox: false, vault: { egress: { upstreamCa: upstreamCa.certPem } } } });
-  await t.host.started;
-  const vault = t.host.vault.createVault({ display_name: 'apis' });
-  vaultId = vault.id;
-  headerCred = (
-    await t.host.vault.createCredential(vault.id, {
-      display_name: 'api',
-      auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: HEADER_VALUE, networking: { type: 'limited', allowed_hosts: ['127.0.0.1'] } },
-    })
-  ).id;
-  await t.host.vault.createCredential(vault.id, {
-    display_name: 'form',
-    auth: {
-      type: 'environment_variable',
-      secret_name: 'FORM_SECRET',
-      secret_value: BODY_VALUE,
-      networking: { type: 'limited', allowed_hosts: ['127.0.0.1'] },
-      injection_location: { body: true, header: false },
-    },
-  });
-  // The egress proxy reaches loopback only where a credential names the address: this one opens
-  // 127.0.0.2 (the "other" servers) without its placeholder ever being in the requests there.
-  await t.host.vault.createCredential(vault.id, {
-    display_name: 'other',
-    auth: { type: 'environment_variable', secret_name: 'OTHER_TOKEN', secret_value: 'other-value', networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } },
-  });
+  const upstreamCa = await makeUpstreamCa('egress test upstream CA');
+  allowedTls = await startEcho('127.0.0.1', await upstreamCa.tlsFor('127.0.0.1'));
+  otherTls = await startEcho('127.0.0.2', await upstreamCa.tlsFor('127.0.0.2'));
+  vault = await startVaultHost('apis', { sandbox: false, vault: { egress: { upstreamCa: upstreamCa.certPem } } });
+  headerCred = await addEnvVariable(vault, { display_name: 'api', name: 'API_TOKEN', value: HEADER_VALUE, hosts: ['127.0.0.1'] });
+  await addEnvVariable(vault, { display_name: 'form', name: 'FORM_SECRET', value: BODY_VALUE, hosts: ['127.0.0.1'], injection_location: { body: true, header: false } });
+  // Opens 127.0.0.2 (the "other" servers); no request there holds that credential's placeholder.
+  await openLoopbackHost(vault, '127.0.0.2');
 }, 180_000);
 afterAll(async () => {
-  await t?.close();
+  await vault?.t.close();
   for (const e of [allowed, other, allowedTls, otherTls]) e?.server.close();
 });
-
-function script(req: RecordedRequest): Reply {
-  const results = (req.body.messages as { content: { type: string }[] }[]).flatMap((m) => m.content).filter((b) => b.type === 'tool_result').length;
-  const command = /run: (.*)$/s.exec(req.body.messages[0].content[0].text)![1]!;
-  if (results === 0) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command, timeout_ms: 60_000 } }] };
-  return { blocks: [{ type: 'text', text: 'done' }] };
-}
 
 /** `get URL PATH` with an Authorization header and a form body, by curl or busybox wget. */
 const commandFor = (client: 'curl' | 'wget', who: string) => {
@@ -117,16 +55,8 @@ const commandFor = (client: 'curl' | 'wget', who: string) => {
   ].join('\n');
 };
 
-async function run(config: Record<string, unknown>, client: 'curl' | 'wget', who: string): Promise<{ events: LoggedEvent[]; out: string }> {
-  const env = t.host.environments.create({ name: who, config, metadata: {}, description: null });
-  const { session } = t.host.log.createSession({
-    environment_id: env.id,
-    record: { agent: { model: { id: 'm' }, tools: [{ type: 'agent_toolset_20260401' }] }, vault_ids: [vaultId] },
-  });
-  t.host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `run: ${commandFor(client, who)}` }] });
-  const events = await t.settled(session.id, 120_000);
-  return { events, out: textOf(events.find((e) => e.type === 'agent.tool_result')) };
-}
+const run = (config: Record<string, unknown>, client: 'curl' | 'wget', who: string): Promise<CommandRun> =>
+  runInSession(vault, { name: who, config, command: commandFor(client, who) });
 
 function expectSubstituted(events: LoggedEvent[], out: string, who: string): void {
   const placeholder = `corral_vault_placeholder_${headerCred}`;

@@ -8,25 +8,22 @@
  * UI received and the brain's environment. The test plants the values and looks for them, so it
  * fails if any got through.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uiServiceFor } from '../../main/api/ui/service';
-import { startGitHttpServer, type GitHttpServer } from '../fixtures/git-http-server';
+import type { GitHttpServer } from '../fixtures/git-http-server';
 import type { RecordedRequest, Reply } from '../fixtures/model-server';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
 import { handsEnv, withBackendTurn } from '../helpers/hands-env';
-import { tmpDir } from '../helpers/tmp';
+import { GIT_USER, serveRepos, shellWord as word } from '../helpers/vault-fixtures';
 
 const planted = () => `planted${randomBytes(12).toString('hex')}`;
 const MODEL_KEY = `sk-ant-${planted()}`;
 const GIT_TOKEN = `ghp_${planted()}`;
 const ENV_VALUE = `sk-env-${planted()}`;
-const USER = 'corral-bot';
-/** A value as a shell word that is not the value's text (the command itself must not hold it). */
-const word = (v: string) => `'${v.slice(0, 6)}''${v.slice(6)}'`;
 
 let t: BrainTestHost;
 let git: GitHttpServer;
@@ -38,26 +35,14 @@ let secrets: string[];
 beforeAll(async () => {
   ssh = handsEnv('ssh');
   sshKey = fs.readFileSync(ssh.CORRAL_TEST_SSH_KEY!, 'utf8');
-  const gitRoot = tmpDir('corral-hostile-git-');
-  const seed = tmpDir('corral-hostile-seed-');
-  const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
-  const g = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv });
-  g(gitRoot, 'init', '--quiet', '--bare', '-b', 'main', 'hostile.git');
-  g(gitRoot, 'init', '--quiet', '--bare', '-b', 'main', 'other.git');
-  g(seed, 'init', '--quiet', '-b', 'main');
-  fs.writeFileSync(path.join(seed, 'README'), 'hello\n');
-  g(seed, 'add', '.');
-  g(seed, 'commit', '--quiet', '-m', 'one');
-  g(seed, 'push', '--quiet', path.join(gitRoot, 'hostile.git'), 'main');
-  g(seed, 'push', '--quiet', path.join(gitRoot, 'other.git'), 'main');
-  git = await startGitHttpServer(gitRoot, USER, GIT_TOKEN);
+  ({ git } = await serveRepos(GIT_TOKEN, { prefix: 'corral-hostile-', repos: ['hostile.git', 'other.git'], readme: 'hello\n' }));
   delete process.env.SSH_AUTH_SOCK;
   t = await startBrainHost(script, { requireModelKey: MODEL_KEY, envModelKey: null, hostOptions: { sandbox: false } });
   await t.host.started;
   vaultId = t.host.vault.createVault({ display_name: 'everything' }).id;
   const add = (display_name: string, auth: Record<string, unknown>) => t.host.vault.createCredential(vaultId, { display_name, auth } as never);
   await add('model', { type: 'model_api_key', api_key: MODEL_KEY });
-  await add('repo', { type: 'git_token', token: GIT_TOKEN, username: USER, repository_urls: [`${git.url}/hostile.git`] });
+  await add('repo', { type: 'git_token', token: GIT_TOKEN, username: GIT_USER, repository_urls: [`${git.url}/hostile.git`] });
   await add('api', { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: ENV_VALUE, networking: { type: 'limited', allowed_hosts: ['api.example.invalid'] } });
   await add('login', { type: 'ssh_private_key', private_key: sshKey, hosts: [ssh.CORRAL_TEST_SSH_HOST!] });
   // The key's body lines stand for the key (its header line is the same for every key).

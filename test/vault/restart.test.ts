@@ -1,27 +1,24 @@
-import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGitHttpServer, type GitHttpServer } from '../fixtures/git-http-server';
+import type { GitHttpServer } from '../fixtures/git-http-server';
 import { startModelServer, type ModelServer, type RecordedRequest, type Reply } from '../fixtures/model-server';
 import { killServeHost } from '../helpers/serve-kill';
 import { startServe as startServeProcess } from '../helpers/serve-process';
 import { tmpDir } from '../helpers/tmp';
+import { commitSubjects, GIT_USER, plantedSecret, serveRepos } from '../helpers/vault-fixtures';
 
 // A session's git remote and environment_variable credentials keep working after the host is
 // killed (kill -9) and started again: `serve` in its own process, the official SDK, real brains.
 
 const execFileAsync = promisify(execFile);
-const TOKEN = `ghp_restart_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
-const VALUE = `sk-restart-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
-const USER = 'corral-bot';
+const TOKEN = plantedSecret('ghp_restart_');
+const VALUE = plantedSecret('sk-restart-');
 /** serve refuses API keys under 32 characters. */
 const SERVE_KEY = 'serve-key-restart-0123456789-0123456789';
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 
 let model: ModelServer;
 let git: GitHttpServer;
@@ -63,16 +60,7 @@ async function turnEnded(client: Anthropic, id: string, after: number): Promise<
 const outputOf = (log: Ev[]) => ((log.filter((e) => e.type === 'agent.tool_result').at(-1)?.content ?? []) as { text: string }[]).map((c) => c.text).join('');
 
 beforeAll(async () => {
-  gitRoot = tmpDir('corral-restart-git-');
-  const work = tmpDir('corral-restart-seed-');
-  const g = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
-  g(gitRoot, 'init', '--quiet', '--bare', '-b', 'main', 'proj.git');
-  g(work, 'init', '--quiet', '-b', 'main');
-  fs.writeFileSync(path.join(work, 'README'), 'first\n');
-  g(work, 'add', '.');
-  g(work, 'commit', '--quiet', '-m', 'one');
-  g(work, 'push', '--quiet', path.join(gitRoot, 'proj.git'), 'main');
-  git = await startGitHttpServer(gitRoot, USER, TOKEN);
+  ({ root: gitRoot, git } = await serveRepos(TOKEN, { prefix: 'corral-restart-' }));
   const seen: { path: string; authorization?: string }[] = [];
   const server = http.createServer((req, res) => {
     seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
@@ -94,7 +82,7 @@ describe('capabilities survive kill -9 of the host', () => {
     let serve = await startServe();
     let client = serve.client;
     const vault = await client.beta.vaults.create({ display_name: 'restart' });
-    await client.beta.vaults.credentials.create(vault.id, { display_name: 'repo', auth: { type: 'git_token', token: TOKEN, username: USER, repository_urls: [`${git.url}/proj.git`] } } as never);
+    await client.beta.vaults.credentials.create(vault.id, { display_name: 'repo', auth: { type: 'git_token', token: TOKEN, username: GIT_USER, repository_urls: [`${git.url}/proj.git`] } } as never);
     await client.beta.vaults.credentials.create(vault.id, {
       display_name: 'api',
       auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: VALUE, networking: { type: 'limited', allowed_hosts: ['127.0.0.1'] } },
@@ -141,7 +129,7 @@ describe('capabilities survive kill -9 of the host', () => {
     const out = outputOf(after);
     expect(out).toContain('pushed');
     expect(out).toContain('echo-ok');
-    expect(execFileSync('git', ['--git-dir', path.join(gitRoot, 'proj.git'), 'log', '--format=%s', 'main'], { encoding: 'utf8' })).toContain('after-restart');
+    expect(await commitSubjects(gitRoot)).toContain('after-restart');
     expect(echo.seen.find((e) => e.path === '/after')?.authorization).toBe(`Bearer ${VALUE}`);
     // The clone from before the restart was kept (not cloned over) and its remote still goes through the proxy.
     const applied = after.slice(before.length).filter((e) => e.type === 'hand.resource_applied');

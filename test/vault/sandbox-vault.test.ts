@@ -5,118 +5,43 @@
  * are nowhere in the sandbox (environment, files, /proc), no proxy capability is either, and
  * another session's sandbox cannot use this one's gateway name.
  */
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedRequest, Reply } from '../fixtures/model-server';
-import { startGitHttpServer, type GitHttpServer } from '../fixtures/git-http-server';
-import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
-import { tmpDir } from '../helpers/tmp';
-import type { LoggedEvent } from '../../main/session/types';
 import { sandboxAvailability } from '../../main/hands/local/sandbox';
-import { makeCa, makeLeafKey, mintServerCert } from '../../main/vault/x509';
+import { addEnvVariable, addGitToken, commitSubjects, makeUpstreamCa, openLoopbackHost, plantedSecret, runInSession, serveRepos, shellWord as word, startEcho, startVaultHost, type CommandRun, type EchoServer, type ServedRepos, type VaultHost } from '../helpers/vault-fixtures';
 
-const rand = () => `${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
-const TOKEN = `ghp_sbxtest_${rand()}`;
-const VALUE = `sk-sbx-${rand()}`;
-/** A secret as a shell word that is not its text (a command holding it would be redacted). */
-const word = (v: string) => `'${v.slice(0, 5)}''${v.slice(5)}'`;
-const USER = 'corral-bot';
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
-
-interface Echo {
-  url: string;
-  seen: { path: string; authorization?: string }[];
-  server: http.Server;
-}
-async function echo(host: string, tls?: { key: string; cert: string }): Promise<Echo> {
-  const seen: Echo['seen'] = [];
-  const server = (tls ? https.createServer.bind(null, tls) : http.createServer)((req, res) => {
-    seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
-    req.resume();
-    req.on('end', () => res.end(`ok ${host}\n`));
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return { url: `${tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}`, seen, server };
-}
+const TOKEN = plantedSecret('ghp_sbxtest_');
+const VALUE = plantedSecret('sk-sbx-');
 
 const available = await sandboxAvailability();
-let t: BrainTestHost;
-let git: GitHttpServer;
-let root: string;
-let vaultId: string;
-let allowed: Echo;
-let other: Echo;
-let outside: Echo;
-let allowedTls: Echo;
+let vault: VaultHost;
+let repos: ServedRepos;
+let allowed: EchoServer;
+let other: EchoServer;
+let outside: EchoServer;
+let allowedTls: EchoServer;
 
 beforeAll(async () => {
   if (!available.ok) return;
-  root = tmpDir('corral-sbxgit-');
-  const work = tmpDir('corral-sbxwork-');
-  const g = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
-  g(root, 'init', '--quiet', '--bare', '-b', 'main', 'proj.git');
-  g(root, 'init', '--quiet', '--bare', '-b', 'main', 'other.git');
-  g(work, 'init', '--quiet', '-b', 'main');
-  fs.writeFileSync(path.join(work, 'README'), 'first\n');
-  g(work, 'add', '.');
-  g(work, 'commit', '--quiet', '-m', 'one');
-  g(work, 'push', '--quiet', path.join(root, 'proj.git'), 'main');
-  g(work, 'push', '--quiet', path.join(root, 'other.git'), 'main');
-  git = await startGitHttpServer(root, USER, TOKEN);
-  allowed = await echo('127.0.0.3');
-  other = await echo('127.0.0.2');
-  outside = await echo('127.0.0.4');
-  const upstreamCa = await makeCa('sandbox egress test upstream CA');
-  const leaf = await makeLeafKey();
-  allowedTls = await echo('127.0.0.3', { key: leaf.keyPem, cert: await mintServerCert(upstreamCa, leaf.spki, '127.0.0.3') });
+  repos = await serveRepos(TOKEN, { prefix: 'corral-sbx-', repos: ['proj.git', 'other.git'] });
+  allowed = await startEcho('127.0.0.3');
+  other = await startEcho('127.0.0.2');
+  outside = await startEcho('127.0.0.4');
+  const upstreamCa = await makeUpstreamCa('sandbox egress test upstream CA');
+  allowedTls = await startEcho('127.0.0.3', await upstreamCa.tlsFor('127.0.0.3'));
   // The sandbox on (the default), with the test's upstream CA trusted by the egress proxy.
-  t = await startBrainHost(script, { hostOptions: { vault: { egress: { upstreamCa: upstreamCa.certPem } } } });
-  await t.host.started;
-  const vault = t.host.vault.createVault({ display_name: 'sbx' });
-  vaultId = vault.id;
-  await t.host.vault.createCredential(vault.id, { display_name: 'proj', auth: { type: 'git_token', token: TOKEN, username: USER, repository_urls: [`${git.url}/proj.git`] } });
-  await t.host.vault.createCredential(vault.id, {
-    display_name: 'api',
-    auth: { type: 'environment_variable', secret_name: 'API_TOKEN', secret_value: VALUE, networking: { type: 'limited', allowed_hosts: ['127.0.0.3'] } },
-  });
-  // Opens 127.0.0.2 to the proxy (loopback is refused unless a credential names it); its own value is never sent there in this test.
-  await t.host.vault.createCredential(vault.id, {
-    display_name: 'other',
-    auth: { type: 'environment_variable', secret_name: 'OTHER_TOKEN', secret_value: `other-${rand()}`, networking: { type: 'limited', allowed_hosts: ['127.0.0.2'] } },
-  });
+  vault = await startVaultHost('sbx', { vault: { egress: { upstreamCa: upstreamCa.certPem } } });
+  await addGitToken(vault, TOKEN, `${repos.git.url}/proj.git`);
+  await addEnvVariable(vault, { display_name: 'api', name: 'API_TOKEN', value: VALUE, hosts: ['127.0.0.3'] });
+  await openLoopbackHost(vault, '127.0.0.2');
 }, 180_000);
 afterAll(async () => {
-  await t?.close();
-  await git?.close();
+  await vault?.t.close();
+  await repos?.git.close();
   for (const e of [allowed, other, outside, allowedTls]) e?.server.close();
 });
 
-function script(req: RecordedRequest): Reply {
-  const results = (req.body.messages as { content: { type: string }[] }[]).flatMap((m) => m.content).filter((b) => b.type === 'tool_result').length;
-  const command = /run: (.*)$/s.exec(req.body.messages[0].content[0].text)![1]!;
-  if (results === 0) return { blocks: [{ type: 'tool_use', name: 'bash', input: { command, timeout_ms: 60_000 } }] };
-  return { blocks: [{ type: 'text', text: 'done' }] };
-}
-
-async function run(command: string, name: string, withRepo: boolean): Promise<{ events: LoggedEvent[]; out: string }> {
-  const env = t.host.environments.create({ name, config: { type: 'local' }, metadata: {}, description: null });
-  const { session } = t.host.log.createSession({
-    environment_id: env.id,
-    record: {
-      agent: { model: { id: 'm' }, tools: [{ type: 'agent_toolset_20260401' }] },
-      vault_ids: [vaultId],
-      ...(withRepo ? { resources: [{ id: 'sesrsc_1', type: 'github_repository', url: `${git.url}/proj.git`, mount_path: '/workspace/proj' }] } : {}),
-    },
-  });
-  t.host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `run: ${command}` }] });
-  const events = await t.settled(session.id, 120_000);
-  return { events, out: textOf(events.find((e) => e.type === 'agent.tool_result')) };
-}
+const run = (command: string, name: string, withRepo: boolean): Promise<CommandRun> =>
+  runInSession(vault, { name, config: { type: 'local' }, command, ...(withRepo ? { repoUrl: `${repos.git.url}/proj.git` } : {}) });
 
 const send = (base: string, p: string) => `curl -sS -H "Authorization: Bearer $API_TOKEN" ${base}/${p}; echo`;
 /** Searches for a planted form: any hit prints `leak-<where>`. */
@@ -138,7 +63,7 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
       'git pull --quiet origin main && cat README',
       'echo from-sbx > f.txt && git add . && git -c user.name=h -c user.email=h@h commit --quiet -m "from sandbox" && git push --quiet origin HEAD:main && echo pushed',
       'echo "remote: $(git remote get-url origin)"',
-      `GIT_TERMINAL_PROMPT=0 git ls-remote http://127.0.0.1:3141/http/${new URL(git.url).host}/other.git 2>&1 | head -2`,
+      `GIT_TERMINAL_PROMPT=0 git ls-remote http://127.0.0.1:3141/http/${new URL(repos.git.url).host}/other.git 2>&1 | head -2`,
       'echo "API_TOKEN=$API_TOKEN"',
       send(allowed.url, 'allowed'),
       send(other.url, 'other'),
@@ -152,7 +77,7 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
       search('ecap', "'corral-''egress-'"),
       'GW=$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " " | grep -ao "[0-9a-f]\\{32\\}\\.vault\\.corral\\.invalid" | head -1); echo "gw: $GW"',
       // The control for the next test: through the runtime's proxy to its own gateway name, this sandbox gets through.
-      `curl -s -o /dev/null -w "own: connect=%{http_connect} code=%{http_code}\\n" -p -x "$GRPC_PROXY" "http://$GW:80/http/${new URL(git.url).host}/proj.git/info/refs?service=git-upload-pack"`,
+      `curl -s -o /dev/null -w "own: connect=%{http_connect} code=%{http_code}\\n" -p -x "$GRPC_PROXY" "http://$GW:80/http/${new URL(repos.git.url).host}/proj.git/info/refs?service=git-upload-pack"`,
     ].join('\n');
     const { events, out } = await run(command, 'sbx-a', true);
     expect(events.find((e) => e.type === 'hand.ready'), JSON.stringify(events.filter((e) => e.type.startsWith('hand.')))).toMatchObject({ sandbox: { enabled: true } });
@@ -161,9 +86,8 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
     expect(out).toContain('pushed');
     expect(out).toMatch(/remote: http:\/\/127\.0\.0\.1:3141\/http\/127\.0\.0\.1:\d+\/proj\.git\n/);
     expect(out).toMatch(/403/);
-    const log = execFileSync('git', ['--git-dir', path.join(root, 'proj.git'), 'log', '--format=%s', 'main'], { encoding: 'utf8' });
-    expect(log).toContain('from sandbox');
-    expect(git.requests.filter((r) => r.path.startsWith('/other.git'))).toEqual([]);
+    expect(await commitSubjects(repos.root)).toContain('from sandbox');
+    expect(repos.git.requests.filter((r) => r.path.startsWith('/other.git'))).toEqual([]);
     // The egress: the value on the allowed host (HTTP and HTTPS), the placeholder elsewhere, and
     // a host on neither the hand's allow list nor a credential's refused by the proxy.
     expect(out).toMatch(/API_TOKEN=corral_vault_placeholder_vcrd_/);
@@ -185,11 +109,11 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
   }, 180_000);
 
   it("another session's sandbox cannot use that session's gateway name (the runtime refuses it)", async () => {
-    const before = git.requests.length;
-    const through = `http://${gatewayName}:80/http/${new URL(git.url).host}/proj.git/info/refs?service=git-upload-pack`;
+    const before = repos.git.requests.length;
+    const through = `http://${gatewayName}:80/http/${new URL(repos.git.url).host}/proj.git/info/refs?service=git-upload-pack`;
     // GRPC_PROXY is still the runtime's own proxy (with this sandbox's credentials); the hand's HTTP_PROXY is the egress relay.
     const { out } = await run(`curl -s -o /dev/null -w "connect=%{http_connect}\\n" -p -x "$GRPC_PROXY" "${through}"; echo "exit=$?"`, 'sbx-b', false);
     expect(out).toMatch(/connect=403/);
-    expect(git.requests.length).toBe(before);
+    expect(repos.git.requests.length).toBe(before);
   }, 180_000);
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { LiveDelta } from '../../brain/live-text';
+import type { HandPoolState } from '../../hands/hand-pool';
 import { agentCreateBody, agentUpdateBody } from '../http/schemas/agents';
 import { environmentCreateBody, environmentUpdateBody } from '../http/schemas/environments';
 import { eventParams, userMessageParams } from '../http/schemas/events';
@@ -108,21 +109,14 @@ export interface UiEnvironment {
   [field: string]: unknown;
 }
 
-/** One environment's warm pool of hands (hand-pool.ts HandPoolState). */
-export interface UiHandPool {
-  size: number;
-  ready: number;
-  provisioning: number;
-  taken: number;
-  misses: number;
-  failures: number;
-  last_error?: string;
-}
+/**
+ * One environment's warm pool of hands, as an environment of the list carries it. Its figures are
+ * the pool's own type (hands/hand-pool.ts HandPoolState), defined there once.
+ */
+export type UiHandPool = Omit<HandPoolState, 'environment_id' | 'name'>;
 
-/** A warm pool's state with its environment's id: an item of watchHandPools lists every pool. */
-export interface UiHandPoolState extends UiHandPool {
-  environment_id: string;
-}
+/** A warm pool's state with its environment's id: an item of watchHandPools lists every pool (the name is left out). */
+export type UiHandPoolState = Omit<HandPoolState, 'name'>;
 
 /** The Messages request the brain would build from a session's log up to a position. */
 export interface ModelRequestView {
