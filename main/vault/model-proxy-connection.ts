@@ -1,0 +1,243 @@
+/**
+ * One brain connection to the model proxy, paired with one connection upstream. A request's
+ * head is read and checked here and written upstream anew (the capability swapped for the real
+ * key); its body and the whole response pass through as bytes, the response followed only far
+ * enough to know where it ends (http-framing.ts). Node's HTTP server and client on both sides
+ * cost about 0.5 ms more per model request on a 2-core machine (bench:brain), on the host's
+ * event loop, which every session shares. One request at a time: the brain's next request is
+ * read once the answer to this one is complete.
+ */
+import net from 'node:net';
+import tls from 'node:tls';
+import { header, headEnd, MAX_HEAD_BYTES, parseRequestHead, ResponseFraming, type RequestHead } from './http-framing';
+
+/** What a connection asks of its proxy for each request. */
+export interface ProxyRequestGate {
+  /**
+   * Checks a request and gives the real request to send (its head's lines after the request
+   * line, the upstream's origin and path), or the error response to answer with.
+   */
+  admit(head: RequestHead): Promise<Admitted | { error: ErrorAnswer }>;
+}
+
+/** A request let through: where it goes, with which headers, and what to record once it is sent. */
+export interface Admitted {
+  upstream: URL;
+  /** The path and query upstream. */
+  path: string;
+  /** Its header lines after `host` (credentials included), without a length. */
+  headers: [string, string][];
+  used(): void;
+  /** Certificates trusted for an HTTPS upstream instead of the system's. */
+  ca?: string[];
+}
+
+/** Larger request bodies are refused (413); the API's own limit is 32 MB. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** An answer the proxy itself gives: a status and an API error body. */
+export interface ErrorAnswer {
+  status: number;
+  type: string;
+  message: string;
+  /** Worth retrying (a 502 from an unreachable upstream); otherwise x-should-retry: false. */
+  retryable?: boolean;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect']);
+
+/** Request headers passed upstream: all but hop-by-hop ones, the host, the length and the credentials. */
+export function forwardedHeaders(head: RequestHead): [string, string][] {
+  return head.headers.filter(([n]) => !HOP_BY_HOP.has(n) && n !== 'host' && n !== 'content-length' && n !== 'x-api-key' && n !== 'authorization');
+}
+
+export class ProxyConnection {
+  private buf: Buffer = Buffer.alloc(0);
+  private state: 'head' | 'admitting' | 'body' | 'answering' | 'discard' | 'closed' = 'head';
+  private bodyLeft = 0;
+  /** A request's head waiting to leave with its body's first bytes. */
+  private pendingHead?: Buffer;
+  private up?: net.Socket;
+  private upOrigin?: string;
+  private framing?: ResponseFraming;
+  /** Bytes of the response already passed to the brain (a failure after the first is a cut). */
+  private answered = 0;
+
+  constructor(
+    private readonly client: net.Socket,
+    private readonly gate: ProxyRequestGate,
+  ) {
+    client.setNoDelay(true);
+    client.on('data', (d: Buffer) => this.onClientData(d));
+    client.on('error', () => {});
+    // The brain hung up (an interrupt, or it died): the request upstream stops too.
+    client.on('close', () => this.close());
+  }
+
+  private onClientData(d: Buffer): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
+    this.pump();
+  }
+
+  /** Moves the brain's bytes on as far as the state allows: a body upstream, a head read and checked. */
+  private pump(): void {
+    for (;;) {
+      if (this.state === 'body' || this.state === 'discard') {
+        const n = Math.min(this.bodyLeft, this.buf.length);
+        // The head goes with the body's first bytes: one write, one packet, one wake-up upstream.
+        const out = this.pendingHead && n > 0 ? Buffer.concat([this.pendingHead, this.buf.subarray(0, n)]) : this.buf.subarray(0, n);
+        if (this.pendingHead && n > 0) this.pendingHead = undefined;
+        if (this.state === 'body' && n > 0 && !this.up!.write(out)) {
+          // Upstream is slower than the brain: the brain waits (a body is never held here whole).
+          this.client.pause();
+          this.up!.once('drain', () => this.state !== 'closed' && this.resume());
+        }
+        this.buf = this.buf.subarray(n);
+        this.bodyLeft -= n;
+        if (this.bodyLeft > 0) return;
+        this.state = this.state === 'body' ? 'answering' : 'head';
+        continue;
+      }
+      if (this.state !== 'head') {
+        // Whatever follows is the next request: read once this one is answered (a head, or a
+        // body still being checked, waits here; anything more waits in the socket).
+        if (this.buf.length > MAX_HEAD_BYTES) this.client.pause();
+        return;
+      }
+      const end = headEnd(this.buf);
+      if (end > MAX_HEAD_BYTES || (end < 0 && this.buf.length > MAX_HEAD_BYTES)) {
+        return this.refuse({ status: 431, type: 'invalid_request_error', message: 'request head larger than 32 KiB' });
+      }
+      if (end < 0) return;
+      const parsed = parseRequestHead(this.buf.subarray(0, end - 4).toString('latin1'));
+      this.buf = this.buf.subarray(end);
+      if ('status' in parsed) return this.refuse({ status: parsed.status, type: 'invalid_request_error', message: parsed.message });
+      if (parsed.length > MAX_BODY_BYTES) return this.refuse({ status: 413, type: 'request_too_large', message: `request bodies are limited to ${MAX_BODY_BYTES / 1024 ** 2} MiB` });
+      this.state = 'admitting';
+      const closeAfter = header(parsed.head, 'connection')?.toLowerCase() === 'close' || parsed.head.version === '1.0';
+      this.gate.admit(parsed.head).then(
+        (r) => {
+          if (this.state !== 'admitting') return;
+          // Refused: its body is read and dropped; the connection stays for the next request.
+          if ('error' in r) return this.answerError(r.error, closeAfter, parsed.length);
+          this.forward(r, parsed.length);
+        },
+        (err: unknown) => this.state === 'admitting' && this.refuse({ status: 500, type: 'api_error', message: `the model proxy failed: ${err instanceof Error ? err.message : String(err)}` }),
+      );
+      return;
+    }
+  }
+
+  private forward(r: Admitted, length: number): void {
+    const origin = r.upstream.origin;
+    if (this.up && (this.upOrigin !== origin || this.up.destroyed)) this.dropUpstream();
+    if (!this.up) this.connect(r.upstream, r.ca);
+    const host = r.upstream.host;
+    const lines = [`POST ${r.path} HTTP/1.1`, `host: ${host}`, ...r.headers.map(([n, v]) => `${n}: ${v}`), `content-length: ${length}`, 'connection: keep-alive'];
+    this.framing = new ResponseFraming();
+    this.answered = 0;
+    const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
+    // Without a body (or none here yet), the head goes now.
+    if (length === 0 || this.buf.length === 0) this.up!.write(head);
+    else this.pendingHead = head;
+    r.used();
+    this.state = length > 0 ? 'body' : 'answering';
+    this.bodyLeft = length;
+    this.resume();
+    this.pump();
+  }
+
+  private connect(target: URL, ca?: string[]): void {
+    const secure = target.protocol === 'https:';
+    const port = Number(target.port) || (secure ? 443 : 80);
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    const up = secure ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['http/1.1'], ...(ca ? { ca } : {}) }) : net.connect({ host, port });
+    up.setNoDelay(true);
+    this.up = up;
+    this.upOrigin = target.origin;
+    up.on('data', (d: Buffer) => this.onUpstreamData(up, d));
+    up.on('error', (err) => this.onUpstreamGone(up, err.message));
+    up.on('close', () => this.onUpstreamGone(up, 'the connection closed'));
+  }
+
+  private onUpstreamData(up: net.Socket, d: Buffer): void {
+    if (up !== this.up || !this.framing) return void up.destroy();
+    let used: number;
+    try {
+      used = this.framing.feed(d);
+    } catch {
+      return this.close();
+    }
+    this.answered += used;
+    if (!this.client.write(used === d.length ? d : d.subarray(0, used))) {
+      // A brain that does not read holds up its own answer, not the host's memory.
+      up.pause();
+      this.client.once('drain', () => up.resume());
+    }
+    if (!this.framing.done) return;
+    const closes = this.framing.closes;
+    this.framing = undefined;
+    if (closes) this.dropUpstream();
+    if (this.state === 'answering') {
+      this.state = 'head';
+      this.resume();
+      this.pump();
+    }
+  }
+
+  private onUpstreamGone(up: net.Socket, why: string): void {
+    if (up !== this.up) return;
+    this.up = undefined;
+    const framing = this.framing;
+    if (!framing) return; // idle: the next request connects again
+    this.framing = undefined;
+    // A response that ends with its connection is complete now; any other is cut.
+    if (framing.untilClose) return this.close();
+    // Nothing reached the brain yet: as a refused connection to the API itself, a 502 it retries.
+    if (this.answered === 0) {
+      this.state = 'answering';
+      return this.answerError({ status: 502, type: 'api_error', message: `the model proxy could not reach ${this.upOrigin}: ${why}`, retryable: true }, true);
+    }
+    this.close();
+  }
+
+  /** Answers with the proxy's own error; a body of `dropBytes` that follows is read and dropped. */
+  private answerError(e: ErrorAnswer, thenClose: boolean, dropBytes = 0): void {
+    const body = JSON.stringify({ type: 'error', error: { type: e.type, message: e.message } });
+    const head = [`HTTP/1.1 ${e.status} ${STATUS_TEXT[e.status] ?? 'Error'}`, 'content-type: application/json', `content-length: ${Buffer.byteLength(body)}`, ...(e.retryable ? [] : ['x-should-retry: false']), `connection: ${thenClose ? 'close' : 'keep-alive'}`];
+    this.client.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+    if (thenClose) {
+      this.state = 'closed';
+      this.dropUpstream();
+      return void this.client.end();
+    }
+    this.state = dropBytes > 0 ? 'discard' : 'head';
+    this.bodyLeft = dropBytes;
+    this.resume();
+    this.pump();
+  }
+
+  /** A request that cannot be read: answered, and the connection closed (what follows is unknown). */
+  private refuse(e: ErrorAnswer): void {
+    this.answerError(e, true);
+  }
+
+  /** Reading the brain again if it was paused (a call each time costs a system call on some machines). */
+  private resume(): void {
+    if (this.client.isPaused()) this.client.resume();
+  }
+
+  private dropUpstream(): void {
+    const up = this.up;
+    this.up = undefined;
+    up?.destroy();
+  }
+
+  close(): void {
+    this.state = 'closed';
+    this.dropUpstream();
+    this.client.destroy();
+  }
+}
+
+const STATUS_TEXT: Record<number, string> = { 413: 'Content Too Large', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 411: 'Length Required', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 505: 'HTTP Version Not Supported' };
