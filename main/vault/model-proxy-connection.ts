@@ -55,6 +55,8 @@ export class ProxyConnection {
   private buf: Buffer = Buffer.alloc(0);
   private state: 'head' | 'admitting' | 'body' | 'answering' | 'discard' | 'closed' = 'head';
   private bodyLeft = 0;
+  /** The upstream answered while the request's body was still being sent. */
+  private answeredEarly = false;
   /** A request's head waiting to leave with its body's first bytes. */
   private pendingHead?: Buffer;
   private up?: net.Socket;
@@ -68,7 +70,7 @@ export class ProxyConnection {
     private readonly gate: ProxyRequestGate,
   ) {
     client.setNoDelay(true);
-    client.on('data', (d: Buffer) => this.onClientData(d));
+    client.on('data', (d: Buffer) => this.safely(() => this.onClientData(d)));
     client.on('error', () => {});
     // The brain hung up (an interrupt, or it died): the request upstream stops too.
     client.on('close', () => this.close());
@@ -87,15 +89,19 @@ export class ProxyConnection {
         // The head goes with the body's first bytes: one write, one packet, one wake-up upstream.
         const out = this.pendingHead && n > 0 ? Buffer.concat([this.pendingHead, this.buf.subarray(0, n)]) : this.buf.subarray(0, n);
         if (this.pendingHead && n > 0) this.pendingHead = undefined;
-        if (this.state === 'body' && n > 0 && !this.up!.write(out)) {
+        const up = this.up;
+        // (An upstream gone meanwhile has been answered for: the rest of the body is dropped.)
+        if (this.state === 'body' && n > 0 && up && !up.destroyed && !up.write(out)) {
           // Upstream is slower than the brain: the brain waits (a body is never held here whole).
           this.client.pause();
-          this.up!.once('drain', () => this.state !== 'closed' && this.resume());
+          up.once('drain', () => this.state !== 'closed' && this.resume());
         }
         this.buf = this.buf.subarray(n);
         this.bodyLeft -= n;
         if (this.bodyLeft > 0) return;
-        this.state = this.state === 'body' ? 'answering' : 'head';
+        // An upstream that answered before the body was all sent (a 413, say) was answered for.
+        this.state = this.state === 'body' && !this.answeredEarly ? 'answering' : 'head';
+        this.answeredEarly = false;
         continue;
       }
       if (this.state !== 'head') {
@@ -155,7 +161,7 @@ export class ProxyConnection {
     up.setNoDelay(true);
     this.up = up;
     this.upOrigin = target.origin;
-    up.on('data', (d: Buffer) => this.onUpstreamData(up, d));
+    up.on('data', (d: Buffer) => this.safely(() => this.onUpstreamData(up, d)));
     up.on('error', (err) => this.onUpstreamGone(up, err.message));
     up.on('close', () => this.onUpstreamGone(up, 'the connection closed'));
   }
@@ -182,7 +188,7 @@ export class ProxyConnection {
       this.state = 'head';
       this.resume();
       this.pump();
-    }
+    } else if (this.state === 'body') this.answeredEarly = true;
   }
 
   private onUpstreamGone(up: net.Socket, why: string): void {
@@ -220,6 +226,16 @@ export class ProxyConnection {
   /** A request that cannot be read: answered, and the connection closed (what follows is unknown). */
   private refuse(e: ErrorAnswer): void {
     this.answerError(e, true);
+  }
+
+  /** Nothing a brain sends (or an upstream answers) may throw in the host: the connection ends instead. */
+  private safely(f: () => void): void {
+    try {
+      f();
+    } catch (err) {
+      console.error(`corral: model proxy connection: ${err instanceof Error ? err.message : String(err)}`);
+      this.close();
+    }
   }
 
   /** Reading the brain again if it was paused (a call each time costs a system call on some machines). */

@@ -17,11 +17,14 @@ const upstreamSockets = new Set<net.Socket>();
 
 beforeAll(async () => {
   upstream = http.createServer((req, res) => {
+    // Too large, said at once (as a front server may), while the body is still coming.
+    if (req.url?.includes('early')) res.writeHead(413, { 'content-type': 'application/json' }).end('{"type":"error"}');
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString();
       arrived.push({ headers: req.headers, url: req.url ?? '', body });
+      if (req.url?.includes('early')) return; // answered below, before the body was read
       if (req.url?.includes('chunked')) {
         // Chunked, with a trailer: the proxy must find where it ends to serve the next request.
         res.writeHead(200, { 'content-type': 'text/event-stream', trailer: 'x-done' });
@@ -99,6 +102,13 @@ describe('the model proxy on the wire', () => {
     // The capability never reaches the upstream; the real key does.
     for (const a of got) expect([a.headers['x-api-key'], JSON.stringify(a.headers).includes(token)]).toEqual(['sk-real', false]);
     expect(got[0]!.url).toBe('/v1/messages?chunked=1');
+  });
+
+  it('an upstream that answers before the body is all sent: the answer reaches the brain and the next request is served', async () => {
+    const big = JSON.stringify({ pad: 'x'.repeat(2_000_000) });
+    const text = await raw(req(big, '', '/v1/messages?early=1') + req('{"n":6}'), (t) => t.includes('"echo"'));
+    expect(statuses(text)).toEqual([413, 200]);
+    expect(text).toContain('{"echo":"{\\"n\\":6}"}');
   });
 
   it('an upstream that drops the kept connection while idle is connected to again for the next request', async () => {
