@@ -112,6 +112,8 @@ export class ModelProxy {
         "no model API key: add a model_api_key credential to one of the session's vaults or to the host's default vault, or set ANTHROPIC_API_KEY for Corral";
       return { error: { status: 401, type: 'authentication_error', message } };
     }
+    // A line break in a key would end its header and start another upstream.
+    if (/[\r\n\0]/.test(key.value)) return { error: { status: 500, type: 'api_error', message: 'the model key holds a line break or NUL: set it again' } };
     const base = (this.opts.upstream?.() ?? process.env.ANTHROPIC_BASE_URL) || 'https://api.anthropic.com';
     if (this.upstreamUrl?.base !== base) this.upstreamUrl = { base, url: new URL(base) };
     const upstream = this.upstreamUrl.url;

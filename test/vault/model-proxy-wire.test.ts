@@ -89,6 +89,17 @@ describe('the model proxy on the wire', () => {
     expect(arrived.length).toBe(before);
   });
 
+  it('never sends a key that would end its header line', async () => {
+    const bad = new ModelProxy({ keys: { modelKey: async () => ({ value: 'sk-a\r\nx-injected: 1', header: 'x-api-key', source: 'env' }) }, upstream: () => upstreamUrl });
+    await bad.listening;
+    const before = arrived.length;
+    const res = await fetch(`${bad.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': bad.mint('s').token }, body: '{}' });
+    expect(res.status).toBe(500);
+    expect(await res.text()).not.toContain('sk-a');
+    expect(arrived.length).toBe(before);
+    await bad.close();
+  });
+
   it('serves requests one after another on a kept-alive connection: a refused one, a chunked answer, a plain one', async () => {
     const before = arrived.length;
     // A refused request's body is read and dropped: the next request on the connection is read right.
