@@ -90,7 +90,8 @@ describe('npm run serve', () => {
     const again = await serve(dataDir);
     expect((await fetch(`${new URL(linkOf(again)).origin}/v1/agents`, { headers: { 'x-api-key': newKey } })).status).toBe(200);
     children.pop()!.kill('SIGTERM');
-  });
+    // Two serve starts and four CLI runs, each a Node process under tsx: 30 s on a busy 2-core machine.
+  }, 120_000);
 
   it('rotates the key without a running serve, and says there is none to link', async () => {
     const dataDir = tmpDir();
