@@ -113,6 +113,8 @@ export interface UiHandPool {
   size: number;
   ready: number;
   provisioning: number;
+  /** Of those being made, how many wait their turn (pooled hands are made a few at a time across pools). */
+  queued?: number;
   taken: number;
   misses: number;
   failures: number;
