@@ -38,6 +38,12 @@ export interface TtftOptions {
 export interface SessionTiming {
   env: string;
   tool: boolean;
+  /** The worker that ran it (its environment of a per-worker kind is `${env}-w${worker}`). */
+  worker: number;
+  /** When its user.message was sent, when it was done, and its tool_use, ms from the mode's start (the pool sizing replays them). */
+  at: number;
+  doneAt: number;
+  toolAt?: number;
   /** user.message → span.model_request_start */
   toRequest: number;
   /** user.message → the model's first token (toRequest + the request's first_token_ms) */
@@ -156,6 +162,10 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
       out.push({
         env: env.name,
         tool,
+        worker: k,
+        at: t.asked - t0,
+        doneAt: now() - t0,
+        ...(t.toolUse !== undefined ? { toolAt: t.toolUse - t0 } : {}),
         toRequest,
         ttft: toRequest + t.firstTokenMs!,
         cloned: t.cloned !== undefined,
@@ -183,7 +193,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     await fs.promises.rm(dataDir, { recursive: true, force: true });
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
-  // How long the sessions took together: the pool sizing's rate of takes (ttft-pool-size.ts).
+  // How long the sessions took together.
   return Object.assign(out, { wallMs: now() - t0, ...(poolEnd ? { poolEnd } : {}) });
 }
 
