@@ -4,13 +4,19 @@
  * of CPU and disk; refills made all at once after a burst of takes swamped a 2-core machine
  * (load 13 with pools of 7) and slowed the very sessions the pool serves. So refills take turns:
  * at most `limit` at a time, the emptiest pool's first, and none starts within `quietMs` of a
- * hand being taken (its session is then in its first tool call, the moment the pool is for).
+ * hand being taken (its session is then in its first tool call, the moment the pool is for),
+ * unless takes have kept a free turn unused for MAX_QUIET_WAITS times that (takes that never
+ * pause must not starve the pool).
  */
+const MAX_QUIET_WAITS = 5;
+
 export class RefillSlots {
   private running = 0;
   private lastTake = 0;
   private timer?: NodeJS.Timeout;
   private readonly waiting: { rank: () => number; seq: number; go: (ok: boolean) => void }[] = [];
+  /** Since when a turn was free and refills waited only for the quiet after takes. */
+  private heldSince?: number;
   private seq = 0;
 
   constructor(
@@ -53,7 +59,9 @@ export class RefillSlots {
 
   private next(): void {
     while (this.running < this.limit && this.waiting.length > 0) {
-      const quiet = this.lastTake + this.quietMs - Date.now();
+      const now = Date.now();
+      this.heldSince ??= now;
+      const quiet = Math.min(this.lastTake + this.quietMs, this.heldSince + MAX_QUIET_WAITS * this.quietMs) - now;
       if (quiet > 0) {
         clearTimeout(this.timer);
         this.timer = setTimeout(() => this.next(), quiet);
@@ -69,6 +77,7 @@ export class RefillSlots {
         if (ra < rb || (ra === rb && a.seq < b.seq)) best = i;
       }
       const [w] = this.waiting.splice(best, 1);
+      this.heldSince = undefined;
       this.running += 1;
       w!.go(true);
     }
