@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +38,12 @@ export interface TtftOptions {
 export interface SessionTiming {
   env: string;
   tool: boolean;
+  /** The worker that ran it (its environment of a per-worker kind is `${env}-w${worker}`). */
+  worker: number;
+  /** When its user.message was sent, when it was done, and its tool_use, ms from the mode's start (the pool sizing replays them). */
+  at: number;
+  doneAt: number;
+  toolAt?: number;
   /** user.message → span.model_request_start */
   toRequest: number;
   /** user.message → the model's first token (toRequest + the request's first_token_ms) */
@@ -72,7 +78,7 @@ async function startModel(firstTokenMs: string) {
  * full (container or connection, clone, set-up) before its first brain starts, as a harness
  * inside its container must; decoupled: the normal host, hands provisioned at first use.
  */
-export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; poolEnd?: unknown[] }> {
+export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; loadAtStart: number; poolEnd?: unknown[] }> {
   const model = await startModel(o.firstTokenMs);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
@@ -129,6 +135,10 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
   // Let the brain pool fill before the first session, as on a host that has been up a while.
   await new Promise((r) => setTimeout(r, 1500));
   if (mode === 'pooled') await warmPools(host, envs.flatMap((e) => e.ids), o);
+  // What the set-up (and the mode before) wrote goes to disk now, not while this mode is measured:
+  // a pool's warm-up unpacks tens of thousands of files, whose writeback stalled the sessions after it.
+  execFileSync('sync');
+  const loadAtStart = os.loadavg()[0]!;
   const out: SessionTiming[] = [];
   let next = 0;
   const worker = async (k: number) => {
@@ -156,6 +166,10 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
       out.push({
         env: env.name,
         tool,
+        worker: k,
+        at: t.asked - t0,
+        doneAt: now() - t0,
+        ...(t.toolUse !== undefined ? { toolAt: t.toolUse - t0 } : {}),
         toRequest,
         ttft: toRequest + t.firstTokenMs!,
         cloned: t.cloned !== undefined,
@@ -183,8 +197,8 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     await fs.promises.rm(dataDir, { recursive: true, force: true });
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
-  // How long the sessions took together: the pool sizing's rate of takes (ttft-pool-size.ts).
-  return Object.assign(out, { wallMs: now() - t0, ...(poolEnd ? { poolEnd } : {}) });
+  // How long the sessions took together.
+  return Object.assign(out, { wallMs: now() - t0, loadAtStart, ...(poolEnd ? { poolEnd } : {}) });
 }
 
 /**

@@ -11,8 +11,9 @@
  * BENCH_CONCURRENCY run at a time. Prints p50/p95 per mode, the reductions, and the decoupled
  * first tool call's latency (the cost moved to it), as a table and JSON; writes ttft.json and
  * ttft.svg to DIR (default out/bench-ttft). A third mode, pooled, is decoupled with a warm pool
- * of hands per environment (hand-pool.ts), sized for the demand the decoupled mode showed
- * (ttft-pool-size.ts; BENCH_HAND_POOL fixes it, and a size below the demand is reported as such):
+ * of hands per environment (hand-pool.ts), sized so that a replay of the decoupled mode's takes,
+ * at the pace the pool allows, finds a hand each time (ttft-pool-size.ts; BENCH_HAND_POOL fixes
+ * it, and a size below the demand is reported as such):
  * the first tool call with and without it, and the pool's hits and misses per kind.
  */
 import fs from 'node:fs';
@@ -72,14 +73,14 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   let sizing: PoolSizing[] = [];
   try {
     coupled = await runMode('coupled', o);
-    log(`coupled: done (${coupled.length} sessions)`);
+    log(`coupled: done (${coupled.length} sessions; load average at its start ${fmt(coupled.loadAtStart, 2)})`);
     decoupled = await runMode('decoupled', o);
-    log(`decoupled: done (${decoupled.length} sessions)`);
-    sizing = sizePools(o, decoupled, decoupled.wallMs, process.env.BENCH_HAND_POOL ? Number(process.env.BENCH_HAND_POOL) : undefined);
+    log(`decoupled: done (${decoupled.length} sessions; load average at its start ${fmt(decoupled.loadAtStart, 2)})`);
+    sizing = sizePools(o, decoupled, process.env.BENCH_HAND_POOL ? Number(process.env.BENCH_HAND_POOL) : undefined);
     for (const p of sizing) log(p.note);
     o.handPool = Object.fromEntries(sizing.map((p) => [p.kind, p.size]));
     pooled = await runMode('pooled', o);
-    log(`pooled: done (${pooled.length} sessions, pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
+    log(`pooled: done (${pooled.length} sessions; load average at its start ${fmt(pooled.loadAtStart, 2)}; pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
     log(`the pools at the end: ${JSON.stringify(pooled.poolEnd)}`);
   } finally {
     release();

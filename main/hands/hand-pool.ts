@@ -7,7 +7,9 @@ import type { HandEnvSource, VaultSshKey } from './hand-env';
 import { prestartShell, type PrestartedShell } from './prestarted-shell';
 import type { StartShell } from './shell-session';
 import type { RemoteHandKind, RemoteShell } from './remote/types';
-import { cloneRepoOnto, repoKey, type RepoResource } from './resources';
+import { RepoPacks } from './hand-pool-pack';
+import { RefillSlots } from './hand-pool-slots';
+import { repoKey, type RepoResource } from './resources';
 
 /** Options of a warm pool of hands. */
 export interface HandPoolOptions {
@@ -18,8 +20,10 @@ export interface HandPoolOptions {
   logger?: Logger;
   /** How often environments named in `sizes` are looked for again (created later, renamed); ms. */
   rescanMs?: number;
-  /** After a hand is taken, how long to wait before making its replacement (ms, default 1000). */
+  /** After a hand is taken, how long before any pooled hand is made (its replacement or another; ms, default 1000). */
   refillDelayMs?: number;
+  /** Pooled hands made at once, across all environments (default 1; hand-pool-slots.ts). */
+  refillsAtOnce?: number;
   /**
    * The vault's SSH keys for a host (HandEnvSource.sshKeys): a pooled hand is connected with the
    * keys a session without keys of its own gets (no session), and given only to a session whose
@@ -50,6 +54,8 @@ export interface HandPoolState {
   size: number;
   ready: number;
   provisioning: number;
+  /** Of those being made, how many wait their turn (refills take turns across pools). */
+  queued: number;
   taken: number;
   misses: number;
   failures: number;
@@ -76,7 +82,9 @@ interface EnvPool {
   name: string;
   size: number;
   ready: Entry[];
+  /** Being made, queued included. */
   provisioning: number;
+  queued: number;
   taken: number;
   misses: number;
   failures: number;
@@ -87,6 +95,8 @@ interface EnvPool {
 
 /** Failed provisionings in a row after which an environment's pool waits for the next rescan. */
 const MAX_FAILURES_IN_A_ROW = 3;
+/** Pooled hands' work, here and on the hand, runs at the lowest priority: sessions' work comes first. */
+const NICENESS = 19;
 /** Kinds whose connections share one work folder per host: each pooled hand gets its own. */
 const SHARED_WORK_DIR_KINDS = new Set(['ssh']);
 
@@ -122,6 +132,8 @@ export class HandPool {
   private readonly pools = new Map<string, EnvPool>();
   private readonly ctrl = new AbortController();
   private readonly making = new Set<Promise<void>>();
+  private readonly slots: RefillSlots;
+  private readonly packs = new RepoPacks();
   private rescanTimer?: NodeJS.Timeout;
   private seq = 0;
   private readonly listeners = new Set<(state: HandPoolState[]) => void>();
@@ -130,6 +142,7 @@ export class HandPool {
   constructor(private readonly opts: HandPoolOptions) {
     // Every hand being made listens to it (connect, clone): a pool of many is not a leak.
     setMaxListeners(256, this.ctrl.signal);
+    this.slots = new RefillSlots(Math.max(1, opts.refillsAtOnce ?? 1), opts.refillDelayMs ?? 1000);
   }
 
   /** Whether any environment has a pool configured. */
@@ -151,7 +164,7 @@ export class HandPool {
     for (const [key, size] of Object.entries(this.opts.sizes)) {
       const env = this.opts.environments.get(key) ?? this.opts.environments.list({ limit: 100 }).data.find((e) => e.record.name === key);
       if (!env || env.archived_at) continue;
-      const pool = this.pools.get(env.id) ?? { id: env.id, name: String(env.record.name ?? env.id), size, ready: [], provisioning: 0, taken: 0, misses: 0, failures: 0, repos: [] };
+      const pool = this.pools.get(env.id) ?? { id: env.id, name: String(env.record.name ?? env.id), size, ready: [], provisioning: 0, queued: 0, taken: 0, misses: 0, failures: 0, repos: [] };
       pool.size = size;
       this.pools.set(env.id, pool);
       // After failures in a row, one attempt per rescan (an unreachable host is not hammered).
@@ -203,6 +216,7 @@ export class HandPool {
     const login = hit.keys?.accepted;
     if (login && own) own.find((k) => k.name === login.name)?.used(login.target);
     pool.taken += 1;
+    this.slots.taken();
     this.changed();
     // Not at once: the session that took the hand is about to use it (and its brain the host),
     // and a clone and unpack for the replacement would compete with them for the CPU.
@@ -255,6 +269,7 @@ export class HandPool {
       size: p.size,
       ready: p.ready.length,
       provisioning: p.provisioning,
+      queued: p.queued,
       taken: p.taken,
       misses: p.misses,
       failures: p.failures,
@@ -265,17 +280,28 @@ export class HandPool {
   /** Stops making hands and closes every hand not given out, waiting for those being made. */
   async stop(): Promise<void> {
     this.ctrl.abort();
+    this.slots.stop();
     this.listeners.clear();
     clearInterval(this.rescanTimer);
     await Promise.allSettled([...this.making]);
     const all = [...this.pools.values()].flatMap((p) => p.ready.splice(0));
     await Promise.allSettled(all.map((e) => this.discard(e)));
+    this.packs.clear();
   }
 
   private makeOne(pool: EnvPool): void {
     pool.provisioning += 1;
+    pool.queued += 1;
     this.changed();
-    const job = this.provision(pool).finally(() => {
+    // Its turn comes when fewer than refillsAtOnce are being made; the emptiest pool's first.
+    const turn = this.slots.acquire(() => pool.ready.length / Math.max(1, pool.size));
+    const job = (async () => {
+      const go = await turn;
+      pool.queued -= 1;
+      if (!go) return;
+      this.changed();
+      await this.provision(pool).finally(() => this.slots.release());
+    })().finally(() => {
       pool.provisioning -= 1;
       this.making.delete(job);
       this.changed();
@@ -316,12 +342,7 @@ export class HandPool {
       }
       const dir = workDir;
       const hand = createShellHand(shell, { workDir: dir, label: `pooled ${id}`, env: config.env as Record<string, string> | undefined });
-      const preApplied = new Set<string>();
-      for (const repo of repos) {
-        const out = await cloneRepoOnto(repo, { hand, shell, workDir: dir }, this.ctrl.signal);
-        if (out.error !== undefined) throw new Error(`cloning ${repo.url}: ${out.error}`);
-        preApplied.add(repoKey(repo));
-      }
+      const { preApplied, reused } = await this.packs.putOn(repos, { hand, shell, workDir: dir }, { signal: this.ctrl.signal, niceness: NICENESS });
       // In its work folder, as the session's first bash call will want it (ShellSession cds again anyway).
       const prestarted = shell.startShell && (await prestartShell(shell.startShell));
       if (this.ctrl.signal.aborted) {
@@ -345,7 +366,7 @@ export class HandPool {
       }
       pool.ready.push(entry);
       delete pool.lastError;
-      this.opts.logger?.info({ environment_id: pool.id, pool_hand: id, ms: entry.provisionedMs, repositories: repos.length }, 'pooled hand ready');
+      this.opts.logger?.info({ environment_id: pool.id, pool_hand: id, ms: entry.provisionedMs, repositories: repos.length, packs_reused: reused }, 'pooled hand ready');
       // Too many now (the size was lowered, repositories changed): the oldest goes.
       if (pool.ready.length > pool.size) void this.discard(pool.ready.shift()!);
     } catch (err) {

@@ -183,7 +183,8 @@ async function pointRemoteAtProxy(
     // The git proxy is reached directly, never through the egress proxy a hand's HTTP_PROXY names.
     if (reach) await run('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     target.onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
-    await unpack(path.join(tmp, 'repo'), dest, target.shell, target.workDir, signal);
+    const tar = await run('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone' });
+    await unpackTar(tar, dest, target.shell, target.workDir, { signal });
     return reach ? 'git proxy' : `direct (the hand cannot reach the git proxy${why})`;
   } finally {
     await fs.promises.rm(tmp, { recursive: true, force: true });
@@ -200,26 +201,47 @@ async function cloneLocally(repo: RepoResource, dir: string, signal?: AbortSigna
 
 /** Clones into a temporary folder here, then unpacks it on the remote hand. */
 async function shipClone(repo: RepoResource, dest: string, shell: RemoteShell, workDir: string, signal?: AbortSignal, onProgress?: Progress): Promise<{ via: 'this machine' }> {
+  const tar = await packRepo(repo, { signal, onProgress });
+  onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
+  await unpackTar(tar, dest, shell, workDir, { signal });
+  return { via: 'this machine' };
+}
+
+/** How work done ahead of need (the warm pool's) runs: `niceness` for the processes it starts here and there. */
+export interface BackgroundRun {
+  signal?: AbortSignal;
+  /** Lowered priority (0–19) for the clone and tar run here, and the unpacking on the hand when it has `nice`. */
+  niceness?: number;
+  onProgress?: Progress;
+}
+
+/** A repository (no credentials: its own URL) cloned here into a temporary folder, as a tar of that folder. */
+export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promise<Buffer> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
-    await clone(repo, path.join(tmp, 'repo'), signal, onProgress);
-    onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
-    await unpack(path.join(tmp, 'repo'), dest, shell, workDir, signal);
-    return { via: 'this machine' };
+    await clone(repo, path.join(tmp, 'repo'), o.signal, o.onProgress, repo, o.niceness);
+    return await run('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone', niceness: o.niceness });
   } finally {
     // Not rmSync: a clone may hold tens of thousands of files, seconds of the host's loop.
     await fs.promises.rm(tmp, { recursive: true, force: true });
   }
 }
 
-/** Packs a clone here and unpacks it on the remote hand. */
-async function unpack(dir: string, dest: string, shell: RemoteShell, workDir: string, signal?: AbortSignal): Promise<void> {
-  const tar = await run('tar', ['-C', dir, '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone' });
+/** A repository's refs as `git ls-remote` lists them (HEAD included): what a clone of it would hold. */
+export async function lsRemote(repo: RepoResource, o: BackgroundRun = {}): Promise<string> {
+  return (await run('git', ['ls-remote', '--', repo.url], { signal: o.signal, what: 'git ls-remote', niceness: o.niceness })).toString('utf8');
+}
+
+/** Unpacks a tar (packRepo's) at `dest` on the remote hand. */
+export async function unpackTar(tar: Buffer, dest: string, shell: RemoteShell, workDir: string, o: BackgroundRun = {}): Promise<void> {
   const stderr: string[] = [];
-  const res = await shell.exec(`mkdir -p ${shq(dest)} && tar -xf - -C ${shq(dest)}`, {
+  const untar = `tar -xf - -C ${shq(dest)}`;
+  // Lowered where the hand has `nice` (a minimal image may not: then at its normal priority).
+  const cmd = o.niceness ? `if command -v nice >/dev/null 2>&1; then nice -n ${o.niceness} ${untar}; else ${untar}; fi` : untar;
+  const res = await shell.exec(`mkdir -p ${shq(dest)} && ${cmd}`, {
     cwd: workDir,
     stdin: tar,
-    signal,
+    signal: o.signal,
     onOutput: (chunk, stream) => void (stream === 'stderr' && stderr.push(chunk.toString('utf8'))),
   });
   if (res.exitCode !== 0) {
@@ -243,7 +265,7 @@ async function cloneOnHand(repo: RepoResource, dest: string, hand: Hand, signal?
 type Progress = (p: ProvisionProgress) => void;
 
 /** @param shown the repository as the user named it (`repo` may be its route through the git proxy) */
-async function clone(repo: RepoResource, dir: string, signal?: AbortSignal, onProgress?: Progress, shown = repo): Promise<void> {
+async function clone(repo: RepoResource, dir: string, signal?: AbortSignal, onProgress?: Progress, shown = repo, niceness?: number): Promise<void> {
   const branch = repo.checkout?.type === 'branch' ? ['--branch', repo.checkout.name] : [];
   // The files go to the hand byte for byte as committed: no CRLF conversion (Git for Windows
   // turns it on by default). `--` keeps a URL that starts with '-' from being read as an option.
@@ -252,12 +274,12 @@ async function clone(repo: RepoResource, dir: string, signal?: AbortSignal, onPr
   onProgress?.({ phase: 'cloning', ...said });
   const parser = onProgress ? new GitProgressParser() : undefined;
   const stderr = parser && ((chunk: string) => parser.feed(chunk, (p) => onProgress!({ ...p, ...said })));
-  await run('git', ['-c', 'core.autocrlf=false', 'clone', onProgress ? '--progress' : '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone', stderr });
-  if (repo.checkout?.type === 'commit') await run('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout' });
+  await run('git', ['-c', 'core.autocrlf=false', 'clone', onProgress ? '--progress' : '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone', stderr, niceness });
+  if (repo.checkout?.type === 'commit') await run('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout', niceness });
 }
 
 /** Runs a program here; resolves with its stdout, rejects with its stderr in the message. */
-function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes?: number; what: string; stderr?: (chunk: string) => void }): Promise<Buffer> {
+function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes?: number; what: string; stderr?: (chunk: string) => void; niceness?: number }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // No terminal prompts: a repository that needs a password fails now instead of hanging.
     const child = spawn(cmd, args, {
@@ -267,6 +289,14 @@ function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes
       signal: opts.signal,
       timeout: CLONE_TIMEOUT_MS,
     });
+    // Work done ahead of need gives way to sessions' (raising niceness needs no privilege).
+    if (opts.niceness && child.pid !== undefined) {
+      try {
+        os.setPriority(child.pid, opts.niceness);
+      } catch {
+        // Gone already, or a platform without priorities: it runs as it is.
+      }
+    }
     const out: Buffer[] = [];
     let size = 0;
     let err = '';
