@@ -11,12 +11,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createHost } from '../main/host';
 import { fmt, percentile } from './stats';
-import { backendEnv } from './ttft-backends';
+import { handsEnv } from '../test/helpers/hands-env';
 import { makeRepo } from './ttft-repo';
 
 const files = Number(process.env.BENCH_FILES ?? 3000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 8);
-const docker = backendEnv('docker');
+const docker = handsEnv('docker');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-pool-'));
 const repoUrl = makeRepo(path.join(scratch, 'project'), files, 3);
 const host = createHost({ dataDir: path.join(scratch, 'data'), workRoot: path.join(scratch, 'work'), handPool: { pooled: 3 } });
