@@ -41,7 +41,9 @@ else {
   // pool hears this brain is ready (the warm-up does no I/O: a bind waits for it, at most).
   // `fork(entry, ['', '--no-warm-up'])`: no warm-up (bench/first-turn-trace.ts, the pool as it was).
   const warm = process.argv[3] === '--no-warm-up' ? Promise.resolve() : warmUpFirstTurn();
-  void warm.catch(() => {}).then(() => process.send?.(POOLED_READY));
+  // A pool stopped meanwhile (its host closing) has closed the channel: the callback takes the
+  // failed write, which would otherwise be an unhandled 'error' and a stack trace on stderr.
+  void warm.catch(() => {}).then(() => process.connected && process.send?.(POOLED_READY, undefined, undefined, () => {}));
 }
 
 function run(sessionId: string, prime?: BrainPrime): void {
