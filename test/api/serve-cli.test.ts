@@ -43,7 +43,8 @@ async function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code:
 
 const linkOf = (lines: string[]) => lines.find((l) => l.includes('open http'))!.split('open ')[1]!.split(' ')[0]!;
 
-describe('npm run serve', () => {
+// Each test starts serve and CLI runs as Node processes under tsx: 30 s each on a busy 2-core machine.
+describe('npm run serve', { timeout: 120_000 }, () => {
   it('makes a key at first start (mode 0600), keeps it, and prints a one-time link that never carries it', async () => {
     const dataDir = tmpDir();
     const lines = await serve(dataDir);
@@ -90,8 +91,7 @@ describe('npm run serve', () => {
     const again = await serve(dataDir);
     expect((await fetch(`${new URL(linkOf(again)).origin}/v1/agents`, { headers: { 'x-api-key': newKey } })).status).toBe(200);
     children.pop()!.kill('SIGTERM');
-    // Two serve starts and four CLI runs, each a Node process under tsx: 30 s on a busy 2-core machine.
-  }, 120_000);
+  });
 
   it('rotates the key without a running serve, and says there is none to link', async () => {
     const dataDir = tmpDir();
