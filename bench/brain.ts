@@ -19,6 +19,7 @@ import { longSessions } from './brain-long';
 import { printFirstTurns } from './first-turn';
 import { startModelProcess, type ModelTiming } from './model-handle';
 import { fmt, percentile } from './stats';
+import { wakeRoundTrips } from './wake-floor';
 
 const root = path.resolve(import.meta.dirname, '..');
 const entry = path.join(root, 'out/main/brain-entry.js');
@@ -30,6 +31,19 @@ const BASELINE_RUNS = Number(process.env.BENCH_BASELINE_RUNS ?? 6);
 let TOOL_MS = 0;
 /** Epoch milliseconds with sub-millisecond precision, comparable across processes. */
 const now = () => performance.timeOrigin + performance.now();
+/** CPU milliseconds per steady round trip of each single-session run (Linux: the brain's from /proc). */
+const cpuPerTrip: { host: number; brain: number }[] = [];
+/** A process's time on a CPU in ms, all its threads, from the scheduler's own count in ns (NaN where /proc has none). */
+function procCpuMs(pid: number | undefined): number {
+  try {
+    const tasks = fs.readdirSync(`/proc/${pid}/task`);
+    return tasks.reduce((t, task) => t + Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]), 0) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+/** This process's (the host's: libuv's pool and V8's helpers included). */
+const selfCpuMs = () => procCpuMs(process.pid);
 
 function ensureBuilt(): void {
   const newest = (dir: string): number =>
@@ -63,8 +77,15 @@ async function level(n: number) {
   const agent = { type: 'agent', id: 'agent_bench', version: 1, name: 'bench', model: { id: 'bench' }, system: null, tools: [{ type: 'agent_toolset_20260401', configs: [], default_config: { enabled: true } }] };
   const ids: string[] = [];
   let idle = 0;
-  const stopCounting = host.log.subscribeAll(({ event }) => {
-    if (event.type === 'session.status_idle') idle++;
+  // CPU per round trip (one session): host and brain, from the WARM-th request to the end.
+  const cpu = { trips: 0, at: undefined as { host: number; brain: number } | undefined, end: undefined as { host: number; brain: number } | undefined };
+  const cpuNow = (id: string) => ({ host: selfCpuMs(), brain: procCpuMs(host.brains?.pidOf(id)) });
+  const stopCounting = host.log.subscribeAll(({ sessionId, event }) => {
+    if (event.type === 'session.status_idle') {
+      idle++;
+      if (n === 1) cpu.end = cpuNow(sessionId);
+    }
+    if (n === 1 && event.type === 'span.model_request_start' && ++cpu.trips === WARM) cpu.at = cpuNow(sessionId);
   });
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
@@ -117,6 +138,10 @@ async function level(n: number) {
         endToDispatch.push(cs[k]!.dispatched - endAt);
       }
     }
+  }
+  if (cpu.at && cpu.end) {
+    const trips = cpu.trips - WARM;
+    cpuPerTrip.push({ host: (cpu.end.host - cpu.at.host) / trips, brain: (cpu.end.brain - cpu.at.brain) / trips });
   }
   const errors = ids.filter((id) => host.log.getEvents(id, { types: ['session.error'] }).length > 0).length;
   await host.close();
@@ -176,6 +201,11 @@ async function series(toolMs: number, levels: number[]) {
     if (!broken) best = n;
     const pair = (a: number[]) => `${fmt(percentile(a, 50), 2)} / ${fmt(percentile(a, 99), 2)} ms`;
     const throughput = r.steady.both.length / Math.max(0.001, r.wall - r.ramp);
+    if (n === 1 && cpuPerTrip.length) {
+      const mean = (k: 'host' | 'brain') => cpuPerTrip.reduce((t, c) => t + c[k], 0) / cpuPerTrip.length;
+      console.log(`   CPU per steady round trip (n=1, mean of ${cpuPerTrip.length} runs): host ${fmt(mean('host'), 2)} ms, brain ${fmt(mean('brain'), 2)} ms`);
+      cpuPerTrip.length = 0;
+    }
     console.log(
       `${String(n).padStart(8)}  ${String(r.steady.both.length).padStart(18)}  ${pair(r.steady.dispatch).padStart(27)}  ${pair(r.steady.back).padStart(28)}  ${pair(r.steady.both).padStart(18)}    │ ${String(r.startup.both.length).padStart(20)}  ${pair(r.startup.both).padStart(18)}  ${`${fmt(r.ramp, 2)} s`.padStart(13)}  ${fmt(r.wall, 1)} s  ${fmt(throughput, 0)} turns/s` +
         `${r.errors ? `  (${r.errors} sessions errored)` : ''}${ok ? '' : '  (steady p99 > 2× single)'}`,
@@ -194,6 +224,7 @@ async function main() {
       "first round trips run cold code, and brains starting share the cores with the others. Both are printed; the target uses steady.",
   );
   console.log(`load average at start: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
+  await printWakeFloor('at start');
   // BENCH_LONG=only runs just the long-session case, BENCH_LONG=0 skips it.
   const long = process.env.BENCH_LONG ?? '1';
   if (long !== 'only') {
@@ -206,7 +237,14 @@ async function main() {
   if (long !== '0') await longSessions(entry, TURNS);
   // BENCH_FIRST_TURN=0 skips it: user.message → span.model_request_start, new session and next turn.
   if (process.env.BENCH_FIRST_TURN !== '0') await printFirstTurns(Number(process.env.BENCH_FIRST_TURN_SESSIONS ?? 30));
+  await printWakeFloor('at the end');
   console.log(`load average at the end: ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
+}
+
+/** The machine's floor (bench/wake-floor.ts): a round trip to another process, from idle. */
+async function printWakeFloor(when: string): Promise<void> {
+  const w = await wakeRoundTrips();
+  console.log(`cross-process wake-up round trip ${when} (IPC to a Node process that echoes, from idle): p50 ${fmt(w.p50, 3)} / p99 ${fmt(w.p99, 2)} ms; a tool round trip makes about three`);
 }
 
 // Exits when done: a handle left open (a lingering brain's pipe, a worker) must not keep the

@@ -86,7 +86,8 @@ function run(sessionId: string, prime?: BrainPrime): void {
     view,
   );
 
-  process.on('message', (m: HostToBrain) => {
+  const onMessage = (m: HostToBrain): void => {
+    if (m.t === 'batch') return m.messages.forEach(onMessage);
     if (m.t === 'res') return host.settle(m);
     if (m.t !== 'events') return;
     view.accept(m.events);
@@ -96,7 +97,8 @@ function run(sessionId: string, prime?: BrainPrime): void {
         wake(); // an idle session's calls waiting for the user are answered "not run"
       } else if (WAKING_TYPES.has(e.type)) wake();
     }
-  });
+  };
+  process.on('message', onMessage);
 
   // After a turn the process lingers a while with its view of the log, so the next message skips
   // the start-up and the reading.

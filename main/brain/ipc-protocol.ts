@@ -72,7 +72,12 @@ export type HostToBrain =
    * `env` holds the session's model capability (the proxy's URL and a token revoked when the
    * brain exits), never a key.
    */
-  | { t: 'bind'; sessionId: string; env: Record<string, string>; prime?: BrainPrime };
+  | { t: 'bind'; sessionId: string; env: Record<string, string>; prime?: BrainPrime }
+  /**
+   * Several of the above (never a bind) sent together, to be handled in order: a batch's replies,
+   * and replies that waited for the call a batch started (supervisor.ts, onBatch).
+   */
+  | { t: 'batch'; messages: Exclude<HostToBrain, { t: 'batch' } | { t: 'bind' }>[] };
 
 /**
  * What a fresh brain reads first, sent with its bind so it need not ask (each request is a round

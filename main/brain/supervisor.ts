@@ -61,6 +61,13 @@ interface Running {
   held?: LoggedEvent[];
   /** Malformed messages so far (the first few are reported). */
   rejected: number;
+  /** Set while a batch is handled: what is sent meanwhile, to leave in one message. */
+  collecting?: HostToBrain[];
+  /**
+   * Replies to a batch whose call is still running: they leave with the next message to the
+   * brain (the call's reply, or anything sooner), in order, one wake-up instead of two.
+   */
+  deferred?: HostToBrain[];
 }
 
 const REPORTED_REJECTIONS = 3;
@@ -184,13 +191,25 @@ export class BrainSupervisor {
     return (idle?.stop_reason as { type?: string } | undefined)?.type === 'requires_action';
   }
 
+  /** Sends to a running brain; what a batch deferred goes first, in the same message. */
   private send(sessionId: string, brain: Running, message: HostToBrain): void {
     if (this.running.get(sessionId) !== brain) return;
+    if (brain.collecting) return void brain.collecting.push(message);
+    const out = brain.deferred ? [...brain.deferred, message] : [message];
+    brain.deferred = undefined;
+    this.write(sessionId, brain, out);
+  }
+
+  private write(sessionId: string, brain: Running, out: HostToBrain[]): void {
+    if (out.length === 0 || this.running.get(sessionId) !== brain) return;
+    const message: HostToBrain = out.length === 1 ? out[0]! : { t: 'batch', messages: out as Extract<HostToBrain, { t: 'batch' }>['messages'] };
     try {
       brain.child.send(message);
     } catch (err) {
+      // One of several could not be sent: each alone, so only that one is answered with the error.
+      if (out.length > 1) for (const m of out) this.write(sessionId, brain, [m]);
       // The brain is gone (its exit handler cleans up) or the value cannot be sent.
-      if (message.t === 'res') this.send(sessionId, brain, { t: 'res', id: message.id, ok: false, error: `the reply could not be sent: ${errorText(err)}` });
+      else if (message.t === 'res') this.write(sessionId, brain, [{ t: 'res', id: message.id, ok: false, error: `the reply could not be sent: ${errorText(err)}` }]);
     }
   }
 
@@ -234,25 +253,43 @@ export class BrainSupervisor {
 
   /**
    * A brain's messages sent in one go, in order. Appends that follow each other (a reply's calls
-   * and its end) are committed together, each still answered (and failing) on its own.
+   * and its end) are committed together, each still answered (and failing) on its own. What the
+   * batch answers leaves in one message; when the batch started a call (a reply's first tool
+   * call), that message waits for the call's reply, which the brain waits for anyway.
    */
   private onBatch(sessionId: string, brain: Running, messages: readonly unknown[]): void {
     let run: BrainRequest<'emit'>[] = [];
+    const calls: number[] = [];
     const appendRun = () => {
       if (run.length) this.append(sessionId, brain, run.map((r) => ({ id: r.id, events: r.args.events, key: r.args.key })));
       run = [];
     };
-    for (const raw of messages) {
-      const parsed = parseBatchedMessage(raw);
-      if (parsed.ok && parsed.message.t === 'req' && parsed.message.op === 'emit') {
-        run.push(parsed.message);
-        continue;
+    const outer = brain.collecting;
+    brain.collecting = [];
+    try {
+      for (const raw of messages) {
+        const parsed = parseBatchedMessage(raw);
+        if (parsed.ok && parsed.message.t === 'req' && parsed.message.op === 'emit') {
+          run.push(parsed.message);
+          continue;
+        }
+        appendRun(); // answered in order: the appends before it first
+        const m = this.accepted(sessionId, brain, parsed);
+        if (m?.t === 'req' && (m.op === 'execute' || m.op === 'mcpCall')) calls.push(m.id);
+        if (m) this.handle(sessionId, brain, m);
       }
-      appendRun(); // answered in order: the appends before it first
-      const m = this.accepted(sessionId, brain, parsed);
-      if (m) this.handle(sessionId, brain, m);
+      appendRun();
+    } finally {
+      const out = brain.collecting;
+      brain.collecting = outer;
+      if (outer) outer.push(...out);
+      else if (calls.some((id) => brain.calls.has(id))) brain.deferred = [...(brain.deferred ?? []), ...out];
+      else if (out.length) {
+        const all = [...(brain.deferred ?? []), ...out];
+        brain.deferred = undefined;
+        this.write(sessionId, brain, all);
+      }
     }
-    appendRun();
   }
 
   private serve(sessionId: string, brain: Running, m: BrainRequest): void {

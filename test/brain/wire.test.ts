@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newId } from '../../main/db/ids';
 import { createHost, type Host } from '../../main/host';
 import { fakeBrains, repliesOf, type FakeBrain } from '../helpers/fake-brain';
 import { tmpDir } from '../helpers/tmp';
@@ -32,6 +33,10 @@ function sessionWithBrain(): { id: string; brain: FakeBrain } {
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(ok()).toBe(true);
+};
 let nested = {} as Record<string, unknown>;
 for (let i = 0; i < 5000; i++) nested = { n: nested };
 
@@ -140,6 +145,85 @@ describe('what a brain sends is checked', () => {
     expect(replies.get(3)).toMatchObject({ ok: true, value: [{ type: 'session.status_running' }] });
     expect(brain.received.filter((m) => m.t === 'res').map((m) => (m as { id: number }).id)).toEqual([1, 2, 3]);
     expect(host.log.getEvents(id).map((e) => e.type)).toEqual(['user.message', 'session.status_running']);
+    expect(uncaught).toEqual([]);
+  });
+  it("a batch's replies leave in one message; when it started a call, with the call's reply (or anything sent sooner)", async () => {
+    const { id, brain } = sessionWithBrain();
+    // A text reply's batch: its two appends are answered in one message.
+    brain.say({
+      t: 'batch',
+      messages: [
+        { t: 'req', id: 1, op: 'emit', args: { events: [{ type: 'session.status_running' }], key: 'running:1' } },
+        { t: 'req', id: 2, op: 'emit', args: { events: [{ type: 'agent.message', content: [{ type: 'text', text: 'hi' }] }], key: 'blk:1' } },
+      ],
+    });
+    await settle();
+    expect(brain.raw.filter((m) => m.t === 'batch').map((m) => m.t === 'batch' && m.messages.map((r) => r.t === 'res' && r.id))).toEqual([[1, 2]]);
+    // The session's hand is provisioned by a first call (its hand.* events would go sooner).
+    const call0 = newId.event();
+    brain.say({
+      t: 'batch',
+      messages: [
+        { t: 'req', id: 10, op: 'emit', args: { events: [{ type: 'agent.tool_use', id: call0, name: 'bash', input: { command: 'true' }, model_tool_use_id: 'toolu_0' }], key: 'blk:0' } },
+        { t: 'req', id: 11, op: 'execute', args: { name: 'bash', input: { command: 'true' }, toolUseId: call0 } },
+      ],
+    });
+    await until(() => repliesOf(brain).has(11));
+    // A tool call's batch: its call runs until the test lets it end.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const execute = host.hands.execute.bind(host.hands);
+    host.hands.execute = async (...args) => {
+      await gate;
+      return execute(...args);
+    };
+    const call = newId.event();
+    const sentBefore = brain.raw.length;
+    brain.say({
+      t: 'batch',
+      messages: [
+        { t: 'req', id: 3, op: 'emit', args: { events: [{ type: 'agent.tool_use', id: call, name: 'bash', input: { command: 'echo ran' }, model_tool_use_id: 'toolu_1' }], key: 'blk:2' } },
+        { t: 'req', id: 4, op: 'emit', args: { events: [{ type: 'session.status_running' }], key: 'running:2' } },
+        { t: 'req', id: 5, op: 'execute', args: { name: 'bash', input: { command: 'echo ran' }, toolUseId: call } },
+      ],
+    });
+    await settle();
+    // Committed, and the call dispatched, but nothing sent yet: the brain waits for the call anyway.
+    expect(host.log.getEvents(id, { types: ['agent.tool_use'] }).map((e) => e.id)).toEqual([call0, call]);
+    expect(brain.raw.slice(sentBefore)).toEqual([]);
+    release();
+    await until(() => repliesOf(brain).has(5));
+    const after = brain.raw.slice(sentBefore);
+    expect(after).toHaveLength(1);
+    const ids = after[0]!.t === 'batch' ? after[0]!.messages.flatMap((m) => (m.t === 'res' ? [m.id] : [])) : [];
+    expect(ids).toEqual([3, 4, 5]);
+    expect(repliesOf(brain).get(5)).toMatchObject({ ok: true, value: { type: 'agent.tool_result', tool_use_id: call } });
+
+    // Something for the brain while the call runs (here a user's message) takes the replies along, first.
+    let release2!: () => void;
+    const gate2 = new Promise<void>((r) => (release2 = r));
+    host.hands.execute = async (...args) => {
+      await gate2;
+      return execute(...args);
+    };
+    const call2 = newId.event();
+    const sentBefore2 = brain.raw.length;
+    brain.say({
+      t: 'batch',
+      messages: [
+        { t: 'req', id: 6, op: 'emit', args: { events: [{ type: 'agent.tool_use', id: call2, name: 'bash', input: { command: 'echo again' }, model_tool_use_id: 'toolu_2' }], key: 'blk:3' } },
+        { t: 'req', id: 7, op: 'execute', args: { name: 'bash', input: { command: 'echo again' }, toolUseId: call2 } },
+      ],
+    });
+    await settle();
+    expect(brain.raw.slice(sentBefore2)).toEqual([]);
+    host.log.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'meanwhile' }] });
+    const sooner = brain.raw.slice(sentBefore2);
+    expect(sooner).toHaveLength(1);
+    expect(sooner[0]!.t === 'batch' && sooner[0]!.messages.map((m) => m.t)).toEqual(['res', 'events']);
+    expect(repliesOf(brain).get(6)).toMatchObject({ ok: true, value: [{ id: call2 }] });
+    release2();
+    await until(() => repliesOf(brain).has(7));
     expect(uncaught).toEqual([]);
   });
 });

@@ -4,8 +4,10 @@ import type { HostToBrain } from '../../main/brain/ipc-protocol';
 /** A brain "process" in this one: the test says what it sends and sees what the host sends it. */
 export interface FakeBrain extends BrainChild {
   readonly sessionId: string;
-  /** Everything the host sent it. */
+  /** Everything the host sent it, a batch's messages one by one (as the brain handles them). */
   readonly received: HostToBrain[];
+  /** The messages as the host sent them (a batch is one). */
+  readonly raw: HostToBrain[];
   /** Sends a message to the host as a brain would (anything at all). */
   say(message: unknown): void;
   /** Ends the "process" with this exit code or signal. */
@@ -23,10 +25,13 @@ export function fakeBrains(): { spawn: (sessionId: string) => FakeBrain; made: F
     const brain: FakeBrain = {
       sessionId,
       received: [],
+      raw: [],
       killed: false,
       pid: undefined,
       send: (m) => {
-        if (!gone) brain.received.push(structuredClone(m));
+        if (gone) return;
+        brain.raw.push(structuredClone(m));
+        brain.received.push(...structuredClone(m.t === 'batch' ? m.messages : [m]));
       },
       onMessage: (l) => (onMessage = l),
       onExit: (l) => (onExit = l),
