@@ -12,6 +12,7 @@ import type { BrainMcp } from '../mcp/brain-mcp';
 import { BrainPool, brainPoolSize } from './brain-pool';
 import { brainPrime } from './brain-prime';
 import { defaultEntry, defaultSpawn } from './brain-fork';
+import { BrainOutbox } from './brain-outbox';
 
 export { forkBrain } from './brain-fork';
 
@@ -61,13 +62,8 @@ interface Running {
   held?: LoggedEvent[];
   /** Malformed messages so far (the first few are reported). */
   rejected: number;
-  /** Set while a batch is handled: what is sent meanwhile, to leave in one message. */
-  collecting?: HostToBrain[];
-  /**
-   * Replies to a batch whose call is still running: they leave with the next message to the
-   * brain (the call's reply, or anything sooner), in order, one wake-up instead of two.
-   */
-  deferred?: HostToBrain[];
+  /** What the host sends it, in as few writes as order allows. */
+  out: BrainOutbox;
 }
 
 const REPORTED_REJECTIONS = 3;
@@ -124,7 +120,9 @@ export class BrainSupervisor {
       return true;
     }
     const child = this.opts.spawn ? this.opts.spawn(sessionId) : this.pool ? this.pool.spawn(sessionId, () => brainPrime(this.opts.log, this.opts.hands, sessionId)) : defaultSpawn(sessionId);
-    const brain: Running = { child, calls: new Map(), lastInput: 0, rejected: 0 };
+    // A brain that is gone no longer gets anything (its exit handler cleans up).
+    const out = new BrainOutbox((m) => this.running.get(sessionId) === brain && child.send(m));
+    const brain: Running = { child, calls: new Map(), lastInput: 0, rejected: 0, out };
     this.running.set(sessionId, brain);
     this.opts.logger?.info({ session_id: sessionId, pid: child.pid }, 'brain started');
     child.onMessage((m) => this.onBrainMessage(sessionId, brain, m));
@@ -191,26 +189,8 @@ export class BrainSupervisor {
     return (idle?.stop_reason as { type?: string } | undefined)?.type === 'requires_action';
   }
 
-  /** Sends to a running brain; what a batch deferred goes first, in the same message. */
-  private send(sessionId: string, brain: Running, message: HostToBrain): void {
-    if (this.running.get(sessionId) !== brain) return;
-    if (brain.collecting) return void brain.collecting.push(message);
-    const out = brain.deferred ? [...brain.deferred, message] : [message];
-    brain.deferred = undefined;
-    this.write(sessionId, brain, out);
-  }
-
-  private write(sessionId: string, brain: Running, out: HostToBrain[]): void {
-    if (out.length === 0 || this.running.get(sessionId) !== brain) return;
-    const message: HostToBrain = out.length === 1 ? out[0]! : { t: 'batch', messages: out as Extract<HostToBrain, { t: 'batch' }>['messages'] };
-    try {
-      brain.child.send(message);
-    } catch (err) {
-      // One of several could not be sent: each alone, so only that one is answered with the error.
-      if (out.length > 1) for (const m of out) this.write(sessionId, brain, [m]);
-      // The brain is gone (its exit handler cleans up) or the value cannot be sent.
-      else if (message.t === 'res') this.write(sessionId, brain, [{ t: 'res', id: message.id, ok: false, error: `the reply could not be sent: ${errorText(err)}` }]);
-    }
+  private send(sessionId: string, brain: Running, message: Exclude<HostToBrain, { t: 'batch' } | { t: 'bind' }>): void {
+    if (this.running.get(sessionId) === brain) brain.out.send(message);
   }
 
   private onBrainMessage(sessionId: string, brain: Running, raw: unknown): void {
@@ -264,9 +244,7 @@ export class BrainSupervisor {
       if (run.length) this.append(sessionId, brain, run.map((r) => ({ id: r.id, events: r.args.events, key: r.args.key })));
       run = [];
     };
-    const outer = brain.collecting;
-    brain.collecting = [];
-    try {
+    const handleAll = () => {
       for (const raw of messages) {
         const parsed = parseBatchedMessage(raw);
         if (parsed.ok && parsed.message.t === 'req' && parsed.message.op === 'emit') {
@@ -276,20 +254,16 @@ export class BrainSupervisor {
         appendRun(); // answered in order: the appends before it first
         const m = this.accepted(sessionId, brain, parsed);
         if (m?.t === 'req' && (m.op === 'execute' || m.op === 'mcpCall')) calls.push(m.id);
-        if (m) this.handle(sessionId, brain, m);
+        try {
+          if (m) this.handle(sessionId, brain, m);
+        } catch (err) {
+          // One message failing does not drop the ones after it.
+          console.error(`corral: a message from the brain of ${sessionId} failed: ${errorText(err)}`);
+        }
       }
       appendRun();
-    } finally {
-      const out = brain.collecting;
-      brain.collecting = outer;
-      if (outer) outer.push(...out);
-      else if (calls.some((id) => brain.calls.has(id))) brain.deferred = [...(brain.deferred ?? []), ...out];
-      else if (out.length) {
-        const all = [...(brain.deferred ?? []), ...out];
-        brain.deferred = undefined;
-        this.write(sessionId, brain, all);
-      }
-    }
+    };
+    brain.out.collect(handleAll, () => calls.some((id) => brain.calls.has(id)));
   }
 
   private serve(sessionId: string, brain: Running, m: BrainRequest): void {
