@@ -370,7 +370,7 @@ export class HandRegistry {
         const lostKey = `${sessionId}\u0000${spec.name}`;
         const replacedLost = this.lostShells.get(lostKey);
         this.lostShells.delete(lostKey);
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost, startShell: pooled?.startShell }), shell, extra: kind.extraTools ?? [] };
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost, adoptShell: pooled?.adoptShell }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
           this.lostShells.set(`${live.sessionId}\u0000${live.name}`, reason);
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
