@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Logger } from '../logging/logger';
+import { firstCallsInFlight, onFirstCalls } from '../hands/first-calls';
 import { brainBaseEnvironment, brainCapability } from '../vault/brain-env';
 import { brainChildOf } from './brain-fork';
 import { brainExecArgv } from './brain-v8';
@@ -98,8 +99,18 @@ export class BrainPool {
   private earlyDeaths = 0;
   private stopped = false;
   private refillTimer?: NodeJS.Timeout;
+  /** A pooled hand's first call is in flight (first-calls.ts): no fork, starting brains paused. */
+  private held = firstCallsInFlight();
+  private readonly unwatch: () => void;
 
-  constructor(private readonly opts: BrainPoolOptions) {}
+  constructor(private readonly opts: BrainPoolOptions) {
+    this.unwatch = onFirstCalls((busy) => {
+      this.held = busy;
+      if (busy) {
+        if (this.opts.pauseStarting ?? true) for (const w of this.idle) if (!w.ready && !w.paused) this.pause(w);
+      } else this.resumeAndFill();
+    });
+  }
 
   /** Brains waiting now (ready or starting). */
   get waiting(): number {
@@ -113,7 +124,7 @@ export class BrainPool {
 
   /** Starts brains until the pool holds `size` (no-op when stopped, failing, or a bound brain is starting its request). */
   fill(): void {
-    if (this.pending.size > 0) return;
+    if (this.pending.size > 0 || this.held) return;
     while (!this.stopped && this.idle.length < this.opts.size && this.earlyDeaths < MAX_EARLY_DEATHS) this.idle.push(this.startOne());
   }
 
@@ -140,6 +151,7 @@ export class BrainPool {
   /** Kills the brains that wait (bound ones belong to their supervisor). */
   stop(): void {
     this.stopped = true;
+    this.unwatch();
     clearTimeout(this.refillTimer);
     for (const w of this.idle.splice(0)) {
       // A paused process takes SIGKILL too; resumed anyway so nothing is left stopped.
@@ -168,17 +180,20 @@ export class BrainPool {
       if (this.pending.size > 0) return;
       // After the supervisor has logged the span this message carries (its listener comes later):
       // a fork holds the host's loop for a few ms.
-      setImmediate(() => {
-        if (this.pending.size > 0) return;
-        for (const w of this.idle) if (w.paused) this.resume(w);
-        this.fill();
-      });
+      setImmediate(() => this.resumeAndFill());
     };
     const onMessage = (m: unknown) => startsRequest(m) && done();
     // A session whose first turn calls no model (an interrupt, a tool confirmation) still refills.
     const timer = setTimeout(done, this.opts.firstRequestWaitMs ?? 1000);
     timer.unref();
     child.on('message', onMessage).once('exit', done);
+  }
+
+  /** Once no bound brain waits for its first request and no pooled hand's first call is in flight. */
+  private resumeAndFill(): void {
+    if (this.pending.size > 0 || this.held || this.stopped) return;
+    for (const w of this.idle) if (w.paused) this.resume(w);
+    this.fill();
   }
 
   private scheduleRefill(delayMs: number): void {

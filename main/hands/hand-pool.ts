@@ -2,10 +2,10 @@ import { setMaxListeners } from 'node:events';
 import posix from 'node:path/posix';
 import type { EnvironmentStore } from '../catalog/environments';
 import type { Logger } from '../logging/logger';
-import { createShellHand, shq } from './remote/shell-hand';
+import { createShellHand, envExports, shq } from './remote/shell-hand';
 import type { HandEnvSource, VaultSshKey } from './hand-env';
 import { prestartShell, type PrestartedShell } from './prestarted-shell';
-import type { StartShell } from './shell-session';
+import type { ShellSession } from './shell-session';
 import type { RemoteHandKind, RemoteShell } from './remote/types';
 import { RepoPacks } from './hand-pool-pack';
 import { RefillSlots } from './hand-pool-slots';
@@ -43,8 +43,8 @@ export interface PooledHand {
   provisionedMs: number;
   /** How long it waited in the pool, ms. */
   waitedMs: number;
-  /** Its persistent shell, started ahead (the first bash call adopts it). */
-  startShell?: StartShell;
+  /** Its persistent shell, started and set up ahead (the first bash call adopts it; once). */
+  adoptShell?: () => ShellSession | undefined;
 }
 
 /** What the hands panel shows of one environment's pool. */
@@ -221,7 +221,7 @@ export class HandPool {
     // Not at once: the session that took the hand is about to use it (and its brain the host),
     // and a clone and unpack for the replacement would compete with them for the CPU.
     setTimeout(() => this.fill(), this.opts.refillDelayMs ?? 1000).unref();
-    return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt, startShell: hit.prestarted?.startShell };
+    return { id: hit.id, shell: hit.shell, workDir: hit.workDir, preApplied: hit.preApplied, provisionedMs: hit.provisionedMs, waitedMs: Date.now() - hit.readyAt, ...(hit.prestarted ? { adoptShell: hit.prestarted.take } : {}) };
   }
 
   /** The session's vault keys for the hand's host when they are the ones it was connected with; undefined otherwise. */
@@ -343,8 +343,9 @@ export class HandPool {
       const dir = workDir;
       const hand = createShellHand(shell, { workDir: dir, label: `pooled ${id}`, env: config.env as Record<string, string> | undefined });
       const { preApplied, reused } = await this.packs.putOn(repos, { hand, shell, workDir: dir }, { signal: this.ctrl.signal, niceness: NICENESS });
-      // In its work folder, as the session's first bash call will want it (ShellSession cds again anyway).
-      const prestarted = shell.startShell && (await prestartShell(shell.startShell));
+      // Set up in its work folder with the environment's variables, as the session's first bash
+      // call will want it (adopting it, the session sends its own folder and variables again).
+      const prestarted = shell.startShell && (await prestartShell(shell.startShell, { cwd: dir, exports: envExports(config.env as Record<string, string> | undefined) }));
       if (this.ctrl.signal.aborted) {
         prestarted?.close();
         throw new Error('the pool is stopping');

@@ -22,6 +22,11 @@ export interface PersistentBashOptions {
   /** `export K=V;` lines a new shell runs first (the environment config's variables). */
   exports?: string;
   fullOutputLimitBytes?: number;
+  /**
+   * A shell started and set up ahead (a pooled hand's, prestarted-shell.ts), given out once: the
+   * first shell needed is this one, moved to `cwd` with `exports` (ShellSession.adopt).
+   */
+  adopt?: () => ShellSession | undefined;
   /** Set when this hand replaces one that was lost: the first result says the old shell's state is gone. */
   replacedLost?: string;
 }
@@ -110,6 +115,12 @@ export class PersistentBash {
       this.lostNote ??= `the previous shell ended (${this.session.exitReason})`;
       this.session = undefined;
     }
+    const ahead = this.o.adopt?.();
+    if (ahead) {
+      ahead.adopt({ cwd: this.o.cwd, exports: this.o.exports });
+      this.session = ahead;
+      return ahead;
+    }
     // A first sandboxed shell right after the sandbox came up has been seen to never answer: one more try.
     const start = () => ShellSession.start(this.o.startShell, { cwd: this.o.cwd, exports: this.o.exports });
     this.starting ??= start()
@@ -177,7 +188,8 @@ export class PersistentBash {
   /** Kills the shell and everything it started. */
   async dispose(): Promise<void> {
     this.disposed = true;
-    const s = this.session ?? (await this.starting?.catch(() => undefined));
+    // A shell started ahead and never used goes too.
+    const s = this.session ?? (await this.starting?.catch(() => undefined)) ?? this.o.adopt?.();
     this.session = undefined;
     await s?.kill();
   }

@@ -1,43 +1,39 @@
 /**
- * A shell started ahead, for a pooled hand: starting one (a `docker exec`, an SSH channel) costs
- * tens of milliseconds, which a session taking a warm hand would otherwise wait at its first
- * `bash` call. The first start afterwards adopts it (the session's folder and variables are
- * sent by ShellSession once adopted, as to any new shell); later starts, or one after it ended,
- * start a fresh shell.
+ * A shell started ahead, for a pooled hand: starting one (a `docker exec`, an SSH channel) and
+ * setting it up (its marker's round trip) costs tens of milliseconds, which a session taking a
+ * warm hand would otherwise wait at its first `bash` call. The shell is started and set up in
+ * the hand's work folder with the environment's variables when the hand is made; the session's
+ * first `bash` call adopts it (ShellSession.adopt: its folder and variables, sent with the first
+ * command, no round trip of their own). Later shells (a restart, one after it ended) start fresh.
  */
-import type { ShellProcess, StartShell } from './shell-session';
+import { ShellSession, type StartShell } from './shell-session';
 
-/** A shell started ahead: `startShell` hands it out once; `close` ends it if never taken. */
+/** A shell started ahead: `take` gives it out once; `close` ends it if never taken. */
 export interface PrestartedShell {
-  startShell: StartShell;
+  /** The shell, if still there and not taken yet (undefined afterwards). */
+  take(): ShellSession | undefined;
   close(): void;
 }
 
-type Handlers = Parameters<StartShell>[0];
-
-/** Starts a shell now through `start`; undefined when it cannot (the hand still works, starting later). */
-export async function prestartShell(start: StartShell): Promise<PrestartedShell | undefined> {
-  let handlers: Handlers | undefined;
-  let ended: string | undefined;
-  let proc: ShellProcess;
+/** Starts and sets up a shell now through `start`; undefined when it cannot (the hand still works, starting one later). */
+export async function prestartShell(start: StartShell, init: { cwd: string; exports?: string }): Promise<PrestartedShell | undefined> {
+  let session: ShellSession;
   try {
-    // Output before a session adopts it (start-up noise) has no reader: ShellSession discards it anyway.
-    proc = await start({ onOutput: (c) => handlers?.onOutput(c), onExit: (r) => ((ended = r), handlers?.onExit(r)) });
+    session = await ShellSession.start(start, init);
   } catch {
     return undefined;
   }
   let given = false;
   return {
-    startShell: async (h) => {
-      if (given || ended !== undefined) return start(h);
+    take: () => {
+      if (given || session.exitReason !== undefined) return undefined;
       given = true;
-      handlers = h;
-      return proc;
+      return session;
     },
     close: () => {
       if (given) return;
       given = true;
-      void proc.kill();
+      void session.kill();
     },
   };
 }

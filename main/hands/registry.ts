@@ -12,6 +12,7 @@ import { sessionWorkDir } from './session-work-dir';
 import { applyResources, type RepoRouter, type ResourceTarget } from './resources';
 import { HandPool, type PooledHand } from './hand-pool';
 import { takePooledHand } from './hand-pool-take';
+import { firstCallStarted } from './first-calls';
 import { progressToLog } from './provision-progress';
 import { localReach, placeCaOnShell, withSandboxNet, type HandEnvSource } from './hand-env';
 import { BUILTIN_TOOL_NAMES } from './tools/definitions';
@@ -49,7 +50,7 @@ interface HandSpec extends HandMember {
 interface Live {
   sessionId: string;
   name: string;
-  ready: Promise<{ hand: Hand; shell?: RemoteShell; extra: readonly KindTool[] }>;
+  ready: Promise<{ hand: Hand; shell?: RemoteShell; extra: readonly KindTool[]; endFirstCall?: () => void }>;
 }
 
 /** Options of the registry. */
@@ -191,7 +192,8 @@ export class HandRegistry {
     try {
       if (opts.signal?.aborted) ctrl.abort();
       const extra = got.extra.find((t) => t.definition.name === tool);
-      const outcome = extra && got.shell ? await extra.run(got.shell, input, { signal: ctrl.signal }) : await got.hand.execute(tool, input, { signal: ctrl.signal, timeoutMs: opts.timeoutMs });
+      const run = extra && got.shell ? extra.run(got.shell, input, { signal: ctrl.signal }) : got.hand.execute(tool, input, { signal: ctrl.signal, timeoutMs: opts.timeoutMs });
+      const outcome = await run.finally(() => got.endFirstCall?.());
       return await keepFullOutput(path.join(this.opts.dataDir, 'outputs', sessionId), opts.toolUseId, { ...outcome, details: { ...outcome.details, hand: name } }, this.opts.redactStream);
     } finally {
       clearTimeout(timer);
@@ -321,6 +323,7 @@ export class HandRegistry {
     const started = Date.now();
     log.emitEvent(sessionId, { type: 'hand.provisioning', hand: spec.name, kind: type ?? 'missing' });
     let opened: RemoteShell | undefined;
+    let endFirstCall: (() => void) | undefined;
     try {
       if (!spec.config) throw new Error(`its environment ${spec.environmentId} no longer exists`);
       let got: Awaited<Live['ready']>;
@@ -360,6 +363,7 @@ export class HandRegistry {
         const label = `${sessionId}/${spec.name}`;
         pooled = await takePooledHand(this.pool, { log, git: this.opts.git, sessionId, hand: spec.name, environmentId: spec.environmentId ?? undefined, config: spec.config });
         if (!pooled) progress({ phase: 'connecting' });
+        else endFirstCall = firstCallStarted(); // its session's first call is under way: what can wait does (first-calls.ts)
         const sshKeys = this.opts.handEnv?.sshKeys?.bind(this.opts.handEnv);
         const shell = (opened = pooled?.shell ?? (await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) })));
         workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : await sessionWorkDir(shell, type!, shell.workDir ?? kind.defaultWorkDir(spec.config), sessionId, spec.name, signal));
@@ -370,7 +374,7 @@ export class HandRegistry {
         const lostKey = `${sessionId}\u0000${spec.name}`;
         const replacedLost = this.lostShells.get(lostKey);
         this.lostShells.delete(lostKey);
-        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost, startShell: pooled?.startShell }), shell, extra: kind.extraTools ?? [] };
+        got = { hand: createShellHand(shell, { workDir, label: `${spec.name} (${description})`, env, replacedLost, adoptShell: pooled?.adoptShell }), shell, extra: kind.extraTools ?? [] };
         shell.onLost((reason) => {
           this.lostShells.set(`${live.sessionId}\u0000${live.name}`, reason);
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
@@ -383,8 +387,9 @@ export class HandRegistry {
       // The session's own resources (repositories) go onto its main hand as it is made.
       if (spec.name === MAIN_HAND) await applyResources(log, sessionId, spec.name, this.keepTarget(live, { hand: got.hand, shell: got.shell, workDir, git: this.opts.git, onProgress: progress, preApplied: pooled?.preApplied }), signal);
       log.emitEvent(sessionId, { type: 'hand.ready', hand: spec.name, kind: type, description, duration_ms: Date.now() - started, ...got.shell?.facts, ...facts, ...(pooled ? { from_pool: true } : {}) });
-      return got;
+      return endFirstCall ? { ...got, endFirstCall } : got;
     } catch (err) {
+      endFirstCall?.();
       void opened?.close().catch(() => {}); // connected, then failed: its connection or container goes too
       this.opts.logger?.warn({ session_id: sessionId, hand: spec.name, kind: type ?? 'missing', error: err instanceof Error ? err.message : String(err) }, 'hand provisioning failed');
       log.emitEvent(sessionId, { type: 'hand.lost', hand: spec.name, reason: `provisioning failed: ${err instanceof Error ? err.message : String(err)}` });

@@ -93,6 +93,17 @@ export class ShellSession {
     return s;
   }
 
+  /**
+   * Gives a shell started (and set up) ahead to its user: moves it to `init`'s folder and sets
+   * its variables, as start would have. Sent without a marker of its own: the shell reads it
+   * before the next command, so the first command goes out without waiting a round trip more.
+   * Its output, like start-up's, is not the command's (it goes nowhere).
+   */
+  adopt(init: { cwd: string; exports?: string }): void {
+    if (this.exitReason) return;
+    this.proc!.write(`cd -- ${shQuote(init.cwd)} >/dev/null 2>&1; ${init.exports ?? ''}\n`);
+  }
+
   /** Runs one command; output goes to `onOutput` as it comes. Stops it when `stop` is aborted. */
   async run(command: string, onOutput: (chunk: Buffer) => void, stop: AbortSignal): Promise<CommandEnd> {
     if (this.exitReason) return { kind: 'shell_exited', reason: this.exitReason };

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BrainPool } from '../../main/brain/brain-pool';
+import { firstCallStarted } from '../../main/hands/first-calls';
 import type { BrainChild } from '../../main/brain/supervisor';
 import { registerBrainEnvProvider } from '../../main/vault/brain-env';
 
@@ -132,6 +133,35 @@ describe('BrainPool refills after the first request', () => {
       expect(seen.some((m) => m.t === 'pooled-ready')).toBe(false);
     } finally {
       for (const b of brains) b.kill();
+      pool.stop();
+    }
+  });
+
+  it.skipIf(process.platform === 'win32')("forks nothing, and pauses brains still starting, while a pooled hand's first call is in flight", async () => {
+    const slowEntry = path.join(__dirname, '../fixtures/slow-ready-brain.ts');
+    let forks = 0;
+    const pool = new BrainPool({ entry: slowEntry, execArgv: ['--import', 'tsx'], size: 2, onFork: () => (forks += 1) });
+    const before = new Set(childStates().keys());
+    const mine = () => [...childStates()].filter(([pid]) => !before.has(pid));
+    const ends: (() => void)[] = [];
+    try {
+      ends.push(firstCallStarted(60_000));
+      pool.fill();
+      expect(forks).toBe(0);
+      expect(pool.waiting).toBe(0);
+      // The call ended: the pool fills.
+      ends[0]!();
+      expect(forks).toBe(2);
+      await until(() => mine().length === 2, 'two pooled brains');
+      // Another first call while they start: they are paused until it ends.
+      ends.push(firstCallStarted(60_000));
+      await until(() => mine().length === 2 && mine().every(([, s]) => s === 'T'), 'both starting brains paused');
+      ends[1]!();
+      await until(() => mine().every(([, s]) => s !== 'T'), 'the paused brains resumed');
+      await until(() => pool.ready === 2, 'both ready');
+      expect(forks).toBe(2);
+    } finally {
+      for (const end of ends) end();
       pool.stop();
     }
   });

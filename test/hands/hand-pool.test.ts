@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostCalls } from '../../main/api/ui/calls';
 import type { UiEnvironment } from '../../main/api/ui/contract';
 import { createHost, type Host } from '../../main/host';
+import { onFirstCalls } from '../../main/hands/first-calls';
 import { sshHandKind } from '../../main/hands/ssh';
 import type { LoggedEvent } from '../../main/session/types';
 import { handsEnv, withBackendTurn } from '../helpers/hands-env';
@@ -104,15 +105,21 @@ describe('a warm pool of hands', () => {
     await until(() => readyOf(dockerEnv) === 2, 'the pool refilled');
     await new Promise((r) => setTimeout(r, 2000));
     const d = session(dockerEnv, false);
+    // Its first call holds work that can wait (a brain started ahead) while it runs; later calls do not.
+    const told: boolean[] = [];
+    const off = onFirstCalls((busy) => told.push(busy));
     // The shell's age from its start time in /proc (clock ticks since boot) and the uptime now.
     const age = await host.hands.execute(d, undefined, 'bash', { command: `awk -v s="$(cut -d' ' -f22 /proc/$$/stat)" -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '{ printf "age=%d\\n", ($1 - s / hz) * 1000 }' /proc/uptime` });
     expect(age.isError).toBe(false);
     expect(events(d).some((e) => e.type === 'hand.taken_from_pool')).toBe(true);
     expect(Number(/age=(\d+)/.exec(age.content)?.[1])).toBeGreaterThanOrEqual(1500);
+    expect(told).toEqual([true, false]);
     // And it is the session's shell: its folder and state carry to the next call.
     const next = await host.hands.execute(d, undefined, 'bash', { command: 'export KEPT=yes; cd /tmp' });
     expect(next.isError).toBe(false);
     expect((await host.hands.execute(d, undefined, 'bash', { command: 'echo "$KEPT $(pwd)"' })).content).toMatch(/^yes \/tmp/);
+    off();
+    expect(told).toEqual([true, false]);
     await host.hands.release(d, 'main');
   }, 180_000);
 

@@ -8,7 +8,7 @@ import { errorOutcome, InputError, optNumber, optString, reqString } from '../to
 import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
 import { PersistentBash } from '../persistent-bash';
-import type { StartShell } from '../shell-session';
+import type { ShellSession } from '../shell-session';
 import type { ExecuteOptions, Hand, ToolOutcome } from '../types';
 import { RemoteFileError, type RemoteShell } from './types';
 
@@ -17,24 +17,28 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 /** Quotes a string for `sh`. */
 export const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** What the environment config sets, as `export K=V; ` lines; nothing of the host's own environment is ever sent. */
+export function envExports(env: Record<string, string> | undefined): string {
+  return Object.entries(env ?? {}).filter(([k, v]) => envEntryProblem(k, v) === undefined).map(([k, v]) => `export ${k}=${shq(v)}; `).join('');
+}
+
 /**
  * The built-in tools on any remote hand, through its RemoteShell: bash runs there, files are
  * read and written there, glob/grep search there. Paths are relative to the hand's work folder
  * unless absolute. A lost hand turns each call into an error result that says so.
  */
-export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string; env?: Record<string, string>; replacedLost?: string; startShell?: StartShell }): Hand {
+export function createShellHand(shell: RemoteShell, opts: { workDir: string; label: string; env?: Record<string, string>; replacedLost?: string; adoptShell?: () => ShellSession | undefined }): Hand {
   const { workDir, label } = opts;
-  // What the environment config sets; nothing of the host's own environment is ever sent.
-  const exports = Object.entries(opts.env ?? {}).filter(([k, v]) => envEntryProblem(k, v) === undefined).map(([k, v]) => `export ${k}=${shq(v)}; `).join('');
+  const exports = envExports(opts.env);
   const resolve = (p: string) => (path.isAbsolute(p) ? path.normalize(p) : path.join(workDir, p));
   const lostOutcome = (reason: string): ToolOutcome =>
     errorOutcome(`The hand ${label} is gone: ${reason}. The next call will get a fresh one (with a fresh shell: this one's working folder, variables and background jobs are gone).`, { lost: reason });
   // One shell for the hand's life where the kind can keep one open (cd, export and background
   // jobs survive between calls, as in the reference toolset's BashSession).
-  // A pooled hand brings a shell started ahead (prestarted-shell.ts).
-  const startShell = shell.startShell && (opts.startShell ?? shell.startShell);
+  // A pooled hand brings a shell started and set up ahead (prestarted-shell.ts).
+  const startShell = shell.startShell;
   const persistent = startShell
-    ? new PersistentBash({ startShell, cwd: workDir, exports, replacedLost: opts.replacedLost })
+    ? new PersistentBash({ startShell, cwd: workDir, exports, replacedLost: opts.replacedLost, ...(opts.adoptShell ? { adopt: opts.adoptShell } : {}) })
     : undefined;
 
   async function persistentBash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
