@@ -54,7 +54,12 @@ export class BrainOutbox {
       // One of several could not be sent: each alone, so only that one is answered with the error.
       if (out.length > 1) for (const m of out) this.flush([m]);
       // The value cannot be sent (a brain that is gone fails later, in its exit handler).
-      else if (out[0]!.t === 'res') this.flush([{ t: 'res', id: out[0]!.id, ok: false, error: `the reply could not be sent: ${err instanceof Error ? err.message : String(err)}` }]);
+      else if (out[0]!.t === 'res') this.flush([{ t: 'res', id: out[0]!.id, ok: false, error: `the reply could not be sent: ${errorText(err)}` }]);
     }
   }
+}
+
+/** An error's message (anything thrown, as text). */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

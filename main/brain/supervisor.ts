@@ -12,7 +12,7 @@ import type { BrainMcp } from '../mcp/brain-mcp';
 import { BrainPool, brainPoolSize } from './brain-pool';
 import { brainPrime } from './brain-prime';
 import { defaultEntry, defaultSpawn } from './brain-fork';
-import { BrainOutbox } from './brain-outbox';
+import { BrainOutbox, errorText } from './brain-outbox';
 
 export { forkBrain } from './brain-fork';
 
@@ -396,8 +396,4 @@ export class BrainSupervisor {
     this.opts.logger?.warn({ session_id: sessionId, restarts: recent.length }, 'brain stopped with work pending: starting a new one');
     this.wake(sessionId);
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
