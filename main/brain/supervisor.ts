@@ -26,7 +26,6 @@ export interface BrainChild {
   readonly pid: number | undefined;
 }
 
-
 /** Options of the supervisor. */
 export interface SupervisorOptions {
   log: SessionLog;
@@ -233,13 +232,14 @@ export class BrainSupervisor {
 
   /**
    * A brain's messages sent in one go, in order. Appends that follow each other (a reply's calls
-   * and its end) are committed together, each still answered (and failing) on its own. What the
-   * batch answers leaves in one message; when the batch started a call (a reply's first tool
-   * call), that message waits for the call's reply, which the brain waits for anyway.
+   * and its end) are committed together, each answered (and failing) on its own. The answers
+   * leave in one message, which waits for the call the batch started (the brain waits for it
+   * anyway) unless the reply had a denied call (the brain logs its result once the end is answered).
    */
   private onBatch(sessionId: string, brain: Running, messages: readonly unknown[]): void {
     let run: BrainRequest<'emit'>[] = [];
     const calls: number[] = [];
+    let denied = false; // a call of the reply was denied
     const appendRun = () => {
       if (run.length) this.append(sessionId, brain, run.map((r) => ({ id: r.id, events: r.args.events, key: r.args.key })));
       run = [];
@@ -248,6 +248,7 @@ export class BrainSupervisor {
       for (const raw of messages) {
         const parsed = parseBatchedMessage(raw);
         if (parsed.ok && parsed.message.t === 'req' && parsed.message.op === 'emit') {
+          denied ||= parsed.message.args.events.some((e) => e.type === 'agent.tool_use' && e.evaluated_permission === 'deny');
           run.push(parsed.message);
           continue;
         }
@@ -263,7 +264,7 @@ export class BrainSupervisor {
       }
       appendRun();
     };
-    brain.out.collect(handleAll, () => calls.some((id) => brain.calls.has(id)));
+    brain.out.collect(handleAll, () => !denied && calls.some((id) => brain.calls.has(id)));
   }
 
   private serve(sessionId: string, brain: Running, m: BrainRequest): void {

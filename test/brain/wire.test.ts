@@ -224,6 +224,29 @@ describe('what a brain sends is checked', () => {
     expect(repliesOf(brain).get(6)).toMatchObject({ ok: true, value: [{ id: call2 }] });
     release2();
     await until(() => repliesOf(brain).has(7));
+
+    // A reply with a denied call next to the one run: its answers go at once (the brain logs the
+    // denied call's result once its end is answered, not after the other call).
+    let release3!: () => void;
+    const gate3 = new Promise<void>((r) => (release3 = r));
+    host.hands.execute = async (...args) => {
+      await gate3;
+      return execute(...args);
+    };
+    const [allowed, refused] = [newId.event(), newId.event()];
+    brain.say({
+      t: 'batch',
+      messages: [
+        { t: 'req', id: 20, op: 'emit', args: { events: [{ type: 'agent.tool_use', id: refused, name: 'nope', input: {}, model_tool_use_id: 'toolu_3', evaluated_permission: 'deny' }], key: 'blk:4' } },
+        { t: 'req', id: 21, op: 'emit', args: { events: [{ type: 'agent.tool_use', id: allowed, name: 'bash', input: { command: 'true' }, model_tool_use_id: 'toolu_4' }], key: 'blk:5' } },
+        { t: 'req', id: 22, op: 'execute', args: { name: 'bash', input: { command: 'true' }, toolUseId: allowed } },
+      ],
+    });
+    await settle();
+    expect(repliesOf(brain).get(20)).toMatchObject({ ok: true, value: [{ id: refused }] });
+    expect(repliesOf(brain).get(22)).toBeUndefined();
+    release3();
+    await until(() => repliesOf(brain).has(22));
     expect(uncaught).toEqual([]);
   });
 });
