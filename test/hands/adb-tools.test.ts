@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { adbHandKind, pngSize } from '../../main/hands/adb';
 import { RemoteFileError } from '../../main/hands/remote/types';
 import { SCREEN_HEIGHT, SCREEN_RGB, SCREEN_WIDTH } from '../fixtures/adb-device';
@@ -112,8 +112,8 @@ describe('the adb hand: commands and files', () => {
     const ctrl = new AbortController();
     const started = Date.now();
     const pending = hand.execute('bash', { command: `sleep 30.${token}; touch ${marker}` }, { signal: ctrl.signal });
-    await sleep(500);
-    expect(await deviceProcesses(shell, new RegExp(`^sleep 30\\.${token}$`))).toHaveLength(1); // it runs
+    // It runs (the shell may take a while to start on a loaded machine).
+    await vi.waitFor(async () => expect(await deviceProcesses(shell, new RegExp(`^sleep 30\\.${token}$`))).toHaveLength(1), { timeout: 20_000, interval: 100 });
     const t0 = Date.now();
     ctrl.abort();
     const res = await pending;

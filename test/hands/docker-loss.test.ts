@@ -5,7 +5,7 @@
  * about, the assertion says so for Podman only.
  */
 import Docker from 'dockerode';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createShellHand } from '../../main/hands/remote/shell-hand';
 import { RemoteFileError } from '../../main/hands/remote/types';
 import { BACKENDS, sleep, engineProxy, useEngine } from '../helpers/docker-engines';
@@ -24,10 +24,12 @@ describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
       const reasons: string[] = [];
       shell.onLost((r) => reasons.push(r));
       await run(shell, 'mkfifo /work/fifo');
-      const pending = hand.execute('bash', { command: 'echo started; sleep 30' });
+      const pending = hand.execute('bash', { command: 'echo started; touch /work/started; sleep 30' });
       // A read that never ends: nobody writes to the fifo.
       const raw = shell.readFile('/work/fifo', 1000).catch((e: unknown) => e);
-      await sleep(500);
+      // The shell may take over a second to start on a loaded CI machine: wait until the command runs.
+      await vi.waitFor(async () => expect((await run(shell, 'test -e /work/started')).exitCode).toBe(0), { timeout: 20_000, interval: 100 });
+      await sleep(200);
       const t0 = Date.now();
       await docker.getContainer(shell.container.id).kill();
       const res = await pending;
