@@ -4,7 +4,7 @@
  * (test/hands-env/podman.sh). Where Podman answers differently in a way users would not care
  * about, the assertion says so for Podman only.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DockerShell } from '../../main/hands/docker';
 import { createShellHand } from '../../main/hands/remote/shell-hand';
 import { RemoteFileError } from '../../main/hands/remote/types';
@@ -141,7 +141,8 @@ describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
       await run(shell, 'rm -f /work/marker /work/marker2');
       const ctrl = new AbortController();
       const pending = hand.execute('bash', { command: 'sleep 30; touch /work/marker' }, { signal: ctrl.signal });
-      await sleep(400);
+      // Aborted once it runs (a shell may take a while to start on a loaded machine).
+      await vi.waitFor(async () => expect(await liveProcesses(shell, /sleep 30$/)).toHaveLength(1), { timeout: 20_000, interval: 100 });
       const t0 = Date.now();
       ctrl.abort();
       const res = await pending;
