@@ -11,7 +11,7 @@ import { parseHandPoolSizes } from './hands/hand-pool';
 import { HandRegistry } from './hands/registry';
 import type { RemoteHandKind } from './hands/remote/types';
 import { adbHandKind } from './hands/adb';
-import { dockerHandKind } from './hands/docker';
+import { ContainerRecords, containerRecordDir, createDockerHandKind, sweepLeftContainers, takeContainerRecords } from './hands/docker';
 import { sshHandKindWithTrustStore } from './hands/ssh';
 import { redactingHands, redactingLog, startHostVault, type HostVaultOptions, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
@@ -98,10 +98,13 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   // Private files from here on, and no command left running by a host that died.
   secureDataDir(opts.dataDir);
   killOrphanGroups(opts.dataDir);
+  // Read before any hand is made: every container on record now is a dead host's.
+  const leftContainers = takeContainerRecords(opts.dataDir);
   const db = openDatabase({ file: path.join(opts.dataDir, 'corral.sqlite'), nativeBinding: opts.nativeBinding });
   const logger = opts.logger ?? silentLogger();
   const log = new SessionLog(db);
   const stopLifecycleLog = logSessionLifecycle(log, logger);
+  const containerSweep = sweepLeftContainers(opts.dataDir, leftContainers, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
   const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, env: opts.vault?.env, egress: opts.vault?.egress });
@@ -163,6 +166,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
       try {
         await brains?.stop();
         await hands.disposeAll();
+        await containerSweep;
         await mcp.close();
         await secrets.close();
         stopLifecycleLog();
@@ -177,7 +181,7 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
 
 /** The remote hand kinds this build knows. */
 function defaultHandKinds(dataDir: string): Record<string, RemoteHandKind<any>> {
-  return { ssh: sshHandKindWithTrustStore(path.join(dataDir, 'ssh', 'known_hosts')), docker: dockerHandKind, adb: adbHandKind };
+  return { ssh: sshHandKindWithTrustStore(path.join(dataDir, 'ssh', 'known_hosts')), docker: createDockerHandKind(new ContainerRecords(containerRecordDir(dataDir))), adb: adbHandKind };
 }
 
 /** The passphrase from the environment, removed from it so no child process inherits it. */

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type Docker from 'dockerode';
+import { removeContainer, type ContainerRecords } from './container-records';
 import { describeConnectError } from './engine';
 import { startExec } from './exec';
 import { DockerConfigError, type DockerConfig, type HostLimits, workDirOf } from './config';
@@ -86,15 +87,19 @@ export async function provisionContainer(
   limits: HostLimits,
   label: string,
   signal?: AbortSignal,
-): Promise<Docker.Container> {
+  records?: ContainerRecords,
+): Promise<{ container: Docker.Container; name: string }> {
   const image = config.image;
   // Both questions at once: Podman's /info takes a moment.
   await Promise.all([checkImage(docker, endpoint, image, signal), checkCpus(docker, endpoint, config, limits, signal)]);
 
+  const name = containerName(label);
+  // On record before it exists: a host killed from here on leaves nothing the next one misses.
+  await records?.add(name, endpoint);
   let container: Docker.Container;
   try {
     container = await docker.createContainer({
-      name: containerName(label),
+      name,
       Image: image,
       Entrypoint: INIT.slice(0, 1),
       Cmd: INIT.slice(1),
@@ -106,13 +111,18 @@ export async function provisionContainer(
       // honoured between steps, where what exists is known and removed.
     } as Docker.ContainerCreateOptions);
   } catch (err) {
+    // Refused by the engine: nothing was made. Any other failure (a cut connection) may have
+    // made it after all, so its record stays for the next start to look.
+    if (statusOf(err) !== undefined) await records?.forget(name);
     signal?.throwIfAborted();
     const words = engineWords(err);
     if (/memory|cpu|nanocpu/i.test(words)) throw new DockerConfigError(`The Docker engine refused the limits (memory_mb ${config.memory_mb ?? 'unset'}, cpus ${config.cpus ?? 'unset'}): ${words}`);
     throw new DockerProvisionError(`The Docker engine at ${endpoint} refused to create a container from '${image}': ${words}`);
   }
 
-  const discard = () => container.remove({ force: true, v: true, abortSignal: AbortSignal.timeout(10_000) }).catch(() => {});
+  const discard = async () => {
+    if ((await removeContainer(container, 10_000)).gone) await records?.forget(name);
+  };
   try {
     signal?.throwIfAborted();
     await container.start();
@@ -123,7 +133,7 @@ export async function provisionContainer(
     signal?.throwIfAborted();
     if (made.error) throw made.error;
     if (made.exitCode !== 0) throw new DockerProvisionError(`Cannot make the work folder ${workDir} in the container: ${Buffer.concat(err).toString('utf8').trim() || `exit code ${made.exitCode}`}`);
-    return container;
+    return { container, name };
   } catch (err) {
     await discard();
     if (signal?.aborted) throw signal.reason ?? err;

@@ -5,6 +5,7 @@
  */
 import type Docker from 'dockerode';
 import type { ExecOptions, ExecResult, RemoteShell } from '../remote/types';
+import { removeContainer } from './container-records';
 import { describeConnectError } from './engine';
 import { GatewayForwards, gatewayOf } from './gateway-forward';
 import { startExec, type RawOutcome } from './exec';
@@ -33,6 +34,8 @@ export class DockerShell implements RemoteShell {
     readonly endpoint: string,
     private readonly watch: ContainerWatch,
     private readonly life: Lifeline,
+    /** Told once the engine has removed the container (or said it was gone). */
+    private readonly onRemoved?: () => Promise<void>,
   ) {
     this.oom = new OomCount(docker, container);
   }
@@ -113,11 +116,8 @@ export class DockerShell implements RemoteShell {
       this.life.markClosed();
       this.watch.stop();
       this.forwards.close();
-      try {
-        await this.container.remove({ force: true, v: true, abortSignal: AbortSignal.timeout(CLOSE_TIMEOUT_MS) });
-      } catch {
-        // Already gone, or the engine is: nothing more to do from here.
-      }
+      // An engine that is gone keeps the container on record: the next host start removes it.
+      if ((await removeContainer(this.container, CLOSE_TIMEOUT_MS)).gone) await this.onRemoved?.();
     })();
     return this.closing;
   }
