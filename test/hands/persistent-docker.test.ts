@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createShellHand } from '../../main/hands/remote/shell-hand';
 import { persistentBashScenario } from '../helpers/persistent-scenario';
-import { BACKENDS, useEngine } from '../helpers/docker-engines';
+import { BACKENDS, sleep, useEngine } from '../helpers/docker-engines';
 
 describe.each(BACKENDS)('persistent bash on $engine', ({ env }) => {
   const t = useEngine(env, 'persistent');
@@ -18,6 +18,43 @@ describe.each(BACKENDS)('persistent bash on $engine', ({ env }) => {
     const a = await hand.execute('bash', { command: 'echo $$' });
     const b = await hand.execute('bash', { command: 'echo $$' });
     expect(a.content).toBe(b.content);
+    await hand.dispose();
+  });
+
+  it("Ctrl-C goes through the container's init, without an exec; a shell that could not note its group gets it through one", async () => {
+    const shell = await t.connect();
+    const hand = createShellHand(shell, { workDir: '/work', label: 'box' });
+    /** The execs the engine started, and the signals it sent, for this container while `f` ran. */
+    const execsDuring = async (f: () => Promise<void>) => {
+      // From the next whole second: nothing before (the container's set-up, the shell's own exec) counts.
+      const since = Math.ceil(Date.now() / 1000);
+      await sleep(since * 1000 - Date.now() + 20);
+      await f();
+      await sleep(1_100); // events are stamped to the second
+      const stream = (await t.docker.getEvents({ since, until: Math.ceil(Date.now() / 1000), filters: { container: [shell.container.id] } })) as NodeJS.ReadableStream;
+      let text = '';
+      for await (const c of stream) text += c.toString();
+      const actions = text.split('\n').flatMap((l) => (l.trim() ? [String((JSON.parse(l) as { Action?: string }).Action)] : []));
+      // Docker says exec_create (with the command), Podman exec.
+      return { execs: actions.filter((a) => /^exec(_create|$)/.test(a)).length, kills: actions.filter((a) => a === 'kill').length };
+    };
+    const interrupted = async () => {
+      const ctrl = new AbortController();
+      const call = hand.execute('bash', { command: 'sleep 3800' }, { signal: ctrl.signal });
+      await sleep(500);
+      ctrl.abort();
+      const r = await call;
+      expect(r.content).toMatch(/stopped with SIGINT.*the shell and its state are kept/);
+    };
+    expect((await hand.execute('bash', { command: 'export KEEP=1' })).content).toBe('[exit code 0]');
+    expect(await execsDuring(interrupted)).toEqual({ execs: 0, kills: 1 });
+    expect((await hand.execute('bash', { command: 'echo "[$KEEP]"' })).content).toBe('[1]\n[exit code 0]');
+    // /tmp made a file: the next shell cannot note its group, and Ctrl-C takes an exec.
+    await hand.execute('bash', { command: 'rm -rf /tmp && touch /tmp' });
+    await hand.execute('bash', { restart: true });
+    await hand.execute('bash', { command: 'export KEEP=2' });
+    expect(await execsDuring(interrupted)).toEqual({ execs: 1, kills: 0 });
+    expect((await hand.execute('bash', { command: 'echo "[$KEEP]"' })).content).toBe('[2]\n[exit code 0]');
     await hand.dispose();
   });
 

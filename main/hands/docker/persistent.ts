@@ -1,19 +1,23 @@
 /**
  * The container hand's persistent shell: one exec kept attached for the hand's life (stdin
  * open, the engine's multiplexed output split by dockerode). The Docker API cannot signal an
- * exec, so Ctrl-C and kill are short `kill` execs beside it.
+ * exec: Ctrl-C goes through the container's init (it signals the group the shell noted), and a
+ * kill, or a Ctrl-C where the shell could not note its group, is a short `kill` exec beside it.
  */
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { REMOTE_SHELL_ARGV, remoteStartShell } from '../remote/persistent-shell';
+import { remoteShellArgvNoting, remoteStartShell } from '../remote/persistent-shell';
 import type { StartShell } from '../shell-session';
 import { startExec } from './exec';
 import type { Lifeline } from './lifeline';
+import { SHELL_PGID_FILE } from './provision';
+
+const SHELL_ARGV = remoteShellArgvNoting(SHELL_PGID_FILE);
 
 export function dockerStartShell(docker: Docker, container: Docker.Container, life: Lifeline): StartShell {
   return remoteStartShell(async (h) => {
     if (life.lostReason !== undefined) throw new Error(life.lostReason);
-    const exec = await container.exec({ Cmd: [...REMOTE_SHELL_ARGV], AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false });
+    const exec = await container.exec({ Cmd: [...SHELL_ARGV], AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false });
     const s = (await exec.start({ hijack: true, stdin: true })) as Duplex;
     let ended = false;
     const end = (reason: string) => {
@@ -39,6 +43,11 @@ export function dockerStartShell(docker: Docker, container: Docker.Container, li
       runBeside: async (command) => {
         if (life.lostReason !== undefined) return;
         await startExec(docker, container, ['sh', '-c', command], { onStdout: () => {}, onStderr: () => {} }).done;
+      },
+      // The container's init sends the Ctrl-C (provision.ts): one API call, no exec to start.
+      signalNoted: async () => {
+        if (life.lostReason !== undefined) return;
+        await container.kill({ signal: 'SIGUSR1', abortSignal: AbortSignal.timeout(10_000) }).catch(() => {});
       },
       close: () => s.destroy(),
     };

@@ -16,12 +16,21 @@ export class DockerImageError extends Error {}
 /** Raised when the engine refuses or cannot start the container. */
 export class DockerProvisionError extends Error {}
 
+/** Where a hand's persistent shell notes its process group, for INIT to Ctrl-C it (persistent.ts). */
+export const SHELL_PGID_FILE = '/tmp/.corral-shell-pgid';
+
 /**
  * PID 1 of every hand: waits forever, exits at once on TERM (so a stop is quick), and reaps
  * orphans (a shell waiting for its child collects any child of its own, unlike `sleep infinity`,
- * under which killed commands would stay zombies).
+ * under which killed commands would stay zombies). On USR1 it sends SIGINT to the group the
+ * persistent shell noted: a Ctrl-C is then one signal through the engine's API, not an exec
+ * (an exec costs 100-150 ms idle, a second under load, most of it on Podman).
  */
-const INIT = ['/bin/sh', '-c', 'trap "exit 0" TERM INT HUP; while :; do sleep 3600 & wait $!; done'];
+const INIT = [
+  '/bin/sh',
+  '-c',
+  `trap "exit 0" TERM INT HUP; trap 'read -r g < ${SHELL_PGID_FILE} && kill -INT -"$g" 2>/dev/null' USR1; while :; do sleep 3600 & s=$!; wait $s; kill $s 2>/dev/null; done`,
+];
 
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 /** The engine's own words from a dockerode error (`(HTTP code 400) bad parameter - <words>`). */

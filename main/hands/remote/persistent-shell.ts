@@ -25,6 +25,17 @@ const REPORT = `printf '${PGID_MARK.replace('\x1e', '\\036')}%s\\n' "$$" >&2; ex
 
 /** The shell's argv, for kinds that take one (container exec). */
 export const REMOTE_SHELL_ARGV: readonly string[] = ['sh', '-c', PRE, 'sh', REPORT, SHELL_LAUNCH];
+
+/**
+ * The argv of a shell that also notes its group in `file`, for a kind that can have the group
+ * signalled from there without starting anything (a container's init, docker/provision.ts). The
+ * report says whether the note was written (` 1`) or not (` 0`: the kind signals as others do).
+ */
+export function remoteShellArgvNoting(file: string): readonly string[] {
+  const note = `{ echo "$$" > ${shQuote(file)}; } 2>/dev/null && n=1 || n=0; `;
+  const report = `${note}printf '${PGID_MARK.replace('\x1e', '\\036')}%s %s\\n' "$$" "$n" >&2; exec sh -c "$1"`;
+  return ['sh', '-c', PRE, 'sh', report, SHELL_LAUNCH];
+}
 /** The shell's command line, for kinds that take one (SSH exec, adb shell). */
 export const REMOTE_SHELL_COMMAND = `exec ${REMOTE_SHELL_ARGV.map(shQuote).join(' ')}`;
 
@@ -40,12 +51,15 @@ export class PgidReport {
   private settle!: (pgid: number | undefined) => void;
   /** The shell's process group, or undefined once it is clear no report will come. */
   readonly pgid: Promise<number | undefined> = new Promise((r) => (this.settle = r));
+  /** The shell noted its group where the kind can signal it from (remoteShellArgvNoting). */
+  noted = false;
 
   push(chunk: Buffer): void {
     if (this.text === undefined) return;
     this.text += chunk.toString('latin1');
-    const m = new RegExp(`${PGID_MARK}(\\d+)\\n`).exec(this.text);
+    const m = new RegExp(`${PGID_MARK}(\\d+)( [01])?\\n`).exec(this.text);
     if (m) {
+      this.noted = m[2] === ' 1';
       this.settle(Number(m[1]));
       this.text = undefined;
     } else if (this.text.length > 64 * 1024) this.text = this.text.slice(-100);
@@ -65,6 +79,13 @@ export interface RemoteShellLink {
   close(): void;
   /** The group the shell reported (PgidReport). */
   pgid: Promise<number | undefined>;
+  /**
+   * Sends Ctrl-C to the group the shell noted (remoteShellArgvNoting) without a second channel;
+   * used once the report says the note was written, else Ctrl-C goes through runBeside.
+   */
+  signalNoted?: () => Promise<void>;
+  /** Whether the shell's report said it noted its group (PgidReport.noted). */
+  noted?: () => boolean;
 }
 
 /** Turns a remote kind's link into the ShellProcess the session speaks to. */
@@ -76,7 +97,9 @@ export function remoteShellProcess(link: RemoteShellLink): ShellProcess {
     },
     async interrupt() {
       const pgid = await link.pgid;
-      if (pgid !== undefined && !closed) await link.runBeside(signalCommand(pgid, 'INT'));
+      if (pgid === undefined || closed) return;
+      if (link.signalNoted && link.noted?.()) await link.signalNoted();
+      else await link.runBeside(signalCommand(pgid, 'INT'));
     },
     async kill() {
       if (closed) return;
@@ -94,7 +117,7 @@ export type OpenShellStream = (handlers: {
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
   onExit(reason: string): void;
-}) => Promise<Omit<RemoteShellLink, 'pgid'>>;
+}) => Promise<Omit<RemoteShellLink, 'pgid' | 'noted'>>;
 
 /** A StartShell for a remote kind, from how it opens the stream. */
 export function remoteStartShell(open: OpenShellStream): StartShell {
@@ -111,6 +134,6 @@ export function remoteStartShell(open: OpenShellStream): StartShell {
         onExit(reason);
       },
     });
-    return remoteShellProcess({ ...link, pgid: report.pgid });
+    return remoteShellProcess({ ...link, pgid: report.pgid, noted: () => report.noted });
   };
 }
