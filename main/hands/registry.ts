@@ -8,7 +8,7 @@ import { checkWorkRoot, describeLocal, describeNetwork, sandboxNotice, sandboxPo
 import { sandboxAvailability, type SandboxState } from './local/sandbox';
 import { pgroupDir, ProcessGroupLedger } from './pgroups';
 import { createShellHand } from './remote/shell-hand';
-import { sessionWorkDir } from './session-work-dir';
+import { ownFolder, sessionWorkDir } from './session-work-dir';
 import { applyResources, type RepoRouter, type ResourceTarget } from './resources';
 import { HandPool, type PooledHand } from './hand-pool';
 import { takePooledHand } from './hand-pool-take';
@@ -21,8 +21,9 @@ import { keepFullOutput } from './full-output';
 import type { KindTool, RemoteHandKind, RemoteShell } from './remote/types';
 import { HAND_MEMBERSHIP_EVENTS, HandMembership, HandRequestError, MAIN_HAND, type HandMember } from './membership';
 import { VaultRoutes } from './vault-routes';
-import type { ExecuteOptions, Hand, ToolOutcome } from './types';
+import type { ExecuteOptions, ToolOutcome } from './types';
 import { callThroughWorker } from './dial-in/call';
+import { endHands, LiveHands, type Live } from './live-hands';
 import type { DialIn } from './dial-in/service';
 
 const describeNetworkOf = (hosts: readonly string[]) => describeNetwork({ denyRead: [], allowedHosts: hosts });
@@ -45,12 +46,6 @@ export interface HandInfo {
 /** One hand a session holds, with its environment's config (undefined when that was deleted). */
 interface HandSpec extends HandMember {
   config: ({ type: string } & Record<string, unknown>) | undefined;
-}
-
-interface Live {
-  sessionId: string;
-  name: string;
-  ready: Promise<{ hand: Hand; shell?: RemoteShell; extra: readonly KindTool[]; endFirstCall?: () => void }>;
 }
 
 /** Options of the registry. */
@@ -86,7 +81,7 @@ export interface HandRegistryOptions {
  * dies is dropped: the next call provisions a fresh one from the recipe.
  */
 export class HandRegistry {
-  private readonly live = new Map<string, Live>();
+  private readonly live = new LiveHands();
   private readonly routes = new VaultRoutes();
   /** Why a session's remote hand was lost, until its replacement is provisioned. */
   private readonly lostShells = new Map<string, string>();
@@ -101,9 +96,22 @@ export class HandRegistry {
   readonly sandboxChecked: Promise<void>;
   /** The warm pool of hands made ahead (empty unless sizes were given). */
   readonly pool: HandPool;
+  /** Deleted sessions' hands and folders being ended (awaited by disposeAll). */
+  private readonly ending = new Set<Promise<unknown>>();
+  private readonly offDeleted: () => void;
 
   constructor(private readonly opts: HandRegistryOptions) {
     this.members = new HandMembership(opts.log);
+    // A deleted session's hands go at once (its container, its connection, its shell's jobs),
+    // with the folders that were its own: nothing of it is left running or taking space.
+    this.offDeleted = opts.log.subscribeSessions((change) => {
+      if (change.kind !== 'deleted') return;
+      const ended = endHands(this.live.takeSession(change.sessionId))
+        .then(() => fs.promises.rm(this.workDirOf(change.sessionId), { recursive: true, force: true }))
+        .catch(() => {})
+        .finally(() => this.ending.delete(ended));
+      this.ending.add(ended);
+    });
     this.places = { dataDir: opts.dataDir, workRoot: opts.workRoot, allowedWorkRoots: opts.allowedWorkRoots };
     checkWorkRoot(this.places);
     fs.mkdirSync(opts.workRoot, { recursive: true, mode: 0o700 });
@@ -217,9 +225,7 @@ export class HandRegistry {
   /** Releases a hand the session holds (a live one is disposed) and records it. */
   async release(sessionId: string, name: string): Promise<void> {
     if (!this.members.find(sessionId, name)) throw new HandRequestError('not_found', `hand '${name}' was not found`);
-    const key = `${sessionId}\u0000${name}`;
-    const live = this.live.get(key);
-    this.live.delete(key);
+    const live = this.live.delete(sessionId, name);
     this.record(sessionId, { type: 'hand.released', hand: name });
     if (live) await live.ready.then((g) => g.hand.dispose()).catch(() => {});
   }
@@ -237,14 +243,14 @@ export class HandRegistry {
     if (this.busy.get(`${fromSession}\u0000${name}`)) {
       throw new HandRequestError('invalid', `hand '${name}' is busy running a tool call in session ${fromSession}; hand it over once the call has finished`);
     }
-    const live = this.live.get(`${fromSession}\u0000${name}`);
+    const live = this.live.get(fromSession, name);
     if (live) this.routes.checkHandOver(live, name, fromSession, toSession);
-    this.live.delete(`${fromSession}\u0000${name}`);
+    this.live.delete(fromSession, name);
     if (live) {
       // The same live hand, now held by the other session.
       live.sessionId = toSession;
       live.name = asName;
-      this.live.set(`${toSession}\u0000${asName}`, live);
+      this.live.set(live);
     }
     this.record(fromSession, { type: 'hand.handed_over', hand: name, to_session_id: toSession, to_hand: asName });
     this.record(toSession, { type: 'hand.received', hand: asName, environment_id: member.environmentId, from_session_id: fromSession, from_hand: name, live: Boolean(live) });
@@ -253,9 +259,8 @@ export class HandRegistry {
   async disposeAll(): Promise<void> {
     this.members.close();
     await this.pool.stop();
-    const all = [...this.live.values()];
-    this.live.clear();
-    await Promise.allSettled(all.map((l) => l.ready.then((g) => g.hand.dispose())));
+    this.offDeleted();
+    await Promise.allSettled([...this.live.takeAll().map((l) => l.ready.then((g) => g.hand.dispose())), ...this.ending]);
   }
 
   /** Writes a membership event and applies it to the session's hands. */
@@ -273,24 +278,17 @@ export class HandRegistry {
   }
 
   private provisioned(sessionId: string, spec: HandSpec, signal?: AbortSignal): Live['ready'] {
-    const key = `${sessionId}\u0000${spec.name}`;
-    let live = this.live.get(key);
+    let live = this.live.get(sessionId, spec.name);
     if (!live) {
       const fresh: Live = { sessionId, name: spec.name, ready: Promise.resolve() as never };
       fresh.ready = this.provision(spec, fresh, signal);
       this.routes.provisioning(fresh, fresh.ready);
-      this.live.set(key, fresh);
+      this.live.set(fresh);
       // A failed provisioning is not kept: the next call tries again.
-      fresh.ready.catch(() => this.forget(fresh));
+      fresh.ready.catch(() => this.live.forget(fresh));
       live = fresh;
     }
     return live.ready;
-  }
-
-  /** Drops a live hand from the map if it is still there under its current holder. */
-  private forget(live: Live): void {
-    const key = `${live.sessionId}\u0000${live.name}`;
-    if (this.live.get(key) === live) this.live.delete(key);
   }
 
   /** Where each live main hand takes resources (for resources added to its session later). */
@@ -307,11 +305,11 @@ export class HandRegistry {
    * main hand: its next provisioning applies every resource of the record, this one included.
    */
   async applyAddedResource(sessionId: string, resourceId: string): Promise<boolean> {
-    const live = this.live.get(`${sessionId}\u0000${MAIN_HAND}`);
+    const live = this.live.get(sessionId, MAIN_HAND);
     if (!live) return false;
     const ready = await live.ready.then(() => true, () => false);
     const target = this.targets.get(live);
-    if (!ready || !target || this.live.get(`${sessionId}\u0000${MAIN_HAND}`) !== live) return false;
+    if (!ready || !target || this.live.get(sessionId, MAIN_HAND) !== live) return false;
     await applyResources(this.opts.log, sessionId, MAIN_HAND, target, undefined, resourceId);
     return true;
   }
@@ -366,7 +364,9 @@ export class HandRegistry {
         else endFirstCall = firstCallStarted(); // its session's first call is under way: what can wait does (first-calls.ts)
         const sshKeys = this.opts.handEnv?.sshKeys?.bind(this.opts.handEnv);
         const shell = (opened = pooled?.shell ?? (await kind.connect(spec.config, { signal, label, vaultKeys: sshKeys && ((host) => sshKeys(sessionId, host)) })));
-        workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : await sessionWorkDir(shell, type!, shell.workDir ?? kind.defaultWorkDir(spec.config), sessionId, spec.name, signal));
+        const base = shell.workDir ?? kind.defaultWorkDir(spec.config);
+        workDir = pooled?.workDir ?? (typeof spec.config.working_dir === 'string' ? spec.config.working_dir : await sessionWorkDir(shell, type!, base, sessionId, spec.name, signal));
+        live.ownDir = ownFolder(type!, { pooled: Boolean(pooled), workDir, base, sessionId, configured: typeof spec.config.working_dir === 'string' });
         description = kind.describe(spec.config);
         const env = { ...(spec.config.env as Record<string, string> | undefined), ...(await this.opts.handEnv?.envFor(sessionId, async (p) => shell.reachHost?.(p), placeCaOnShell(shell, type === 'docker'))) };
         this.routes.markEnv(live, env);
@@ -379,7 +379,7 @@ export class HandRegistry {
           this.lostShells.set(`${live.sessionId}\u0000${live.name}`, reason);
           // Never nursed back: dropped, so the next call provisions a fresh one. The log of
           // whichever session holds the hand now records it.
-          this.forget(live);
+          this.live.forget(live);
           this.opts.logger?.warn({ session_id: live.sessionId, hand: live.name, kind: type, reason }, 'hand lost');
           if (log.findSession(live.sessionId)) log.emitEvent(live.sessionId, { type: 'hand.lost', hand: live.name, reason });
         });

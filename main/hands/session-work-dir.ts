@@ -33,3 +33,14 @@ export async function sessionWorkDir(
   if (made.exitCode !== 0) throw new Error(`cannot make the session's work folder ${dir}: ${made.lost ?? `exit code ${made.exitCode}`}`);
   return dir;
 }
+
+/**
+ * The folder on a remote hand that is a session's own, removed when the session is deleted: its
+ * per-session folder on a shared kind (`<base>/<session id>`, every hand of it included), or the
+ * folder a pooled SSH hand was made in (hand-pool.ts); none where `working_dir` names the folder
+ * (the environment's owner chose it) or the whole machine is the session's (a container).
+ */
+export function ownFolder(type: string, o: { pooled: boolean; workDir: string; base: string; sessionId: string; configured: boolean }): string | undefined {
+  if (o.configured || !PER_SESSION_KINDS.has(type)) return undefined;
+  return o.pooled ? (type === 'ssh' ? o.workDir : undefined) : posix.join(o.base, o.sessionId);
+}
