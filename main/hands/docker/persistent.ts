@@ -46,8 +46,11 @@ export function dockerStartShell(docker: Docker, container: Docker.Container, li
       },
       // The container's init sends the Ctrl-C (provision.ts): one API call, no exec to start.
       signalNoted: async () => {
-        if (life.lostReason !== undefined) return;
-        await container.kill({ signal: 'SIGUSR1', abortSignal: AbortSignal.timeout(10_000) }).catch(() => {});
+        if (life.lostReason !== undefined) return true; // nothing to interrupt any more
+        return container.kill({ signal: 'SIGUSR1', abortSignal: AbortSignal.timeout(10_000) }).then(
+          () => true,
+          () => false,
+        );
       },
       close: () => s.destroy(),
     };

@@ -24,12 +24,13 @@ export const SHELL_PGID_FILE = '/tmp/.corral-shell-pgid';
  * orphans (a shell waiting for its child collects any child of its own, unlike `sleep infinity`,
  * under which killed commands would stay zombies). On USR1 it sends SIGINT to the group the
  * persistent shell noted: a Ctrl-C is then one signal through the engine's API, not an exec
- * (an exec costs 100-150 ms idle, a second under load, most of it on Podman).
+ * (an exec costs 100-150 ms idle and up to a second under load, Podman's the most).
  */
 const INIT = [
   '/bin/sh',
   '-c',
-  `trap "exit 0" TERM INT HUP; trap 'read -r g < ${SHELL_PGID_FILE} && kill -INT -"$g" 2>/dev/null' USR1; while :; do sleep 3600 & s=$!; wait $s; kill $s 2>/dev/null; done`,
+  // (Only a group id is signalled: whatever else a command may have written there, `-1` above all, is not.)
+  `trap "exit 0" TERM INT HUP; trap 'read -r g < ${SHELL_PGID_FILE} && case $g in ""|*[!0-9]*|0|1) ;; *) kill -INT -"$g" 2>/dev/null;; esac' USR1; while :; do sleep 3600 & s=$!; wait $s; kill $s 2>/dev/null; done`,
 ];
 
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;

@@ -81,9 +81,10 @@ export interface RemoteShellLink {
   pgid: Promise<number | undefined>;
   /**
    * Sends Ctrl-C to the group the shell noted (remoteShellArgvNoting) without a second channel;
-   * used once the report says the note was written, else Ctrl-C goes through runBeside.
+   * used once the report says the note was written. False when it could not be sent: Ctrl-C then
+   * goes through runBeside, as it does for a shell that noted nothing.
    */
-  signalNoted?: () => Promise<void>;
+  signalNoted?: () => Promise<boolean>;
   /** Whether the shell's report said it noted its group (PgidReport.noted). */
   noted?: () => boolean;
 }
@@ -98,8 +99,8 @@ export function remoteShellProcess(link: RemoteShellLink): ShellProcess {
     async interrupt() {
       const pgid = await link.pgid;
       if (pgid === undefined || closed) return;
-      if (link.signalNoted && link.noted?.()) await link.signalNoted();
-      else await link.runBeside(signalCommand(pgid, 'INT'));
+      if (link.signalNoted && link.noted?.() && (await link.signalNoted())) return;
+      await link.runBeside(signalCommand(pgid, 'INT'));
     },
     async kill() {
       if (closed) return;
