@@ -8,6 +8,12 @@ import { startTestServer, type TestServer } from '../helpers/server';
 
 /** A client that reads nothing for this long is disconnected (the default is 30 s). */
 const STALL_MS = 300;
+/**
+ * How long the test's client reads nothing. Long enough for the server to fill the connection's
+ * buffers and then wait STALL_MS on a loaded machine: at 1.5 s a loaded CI run wrote 11.5 MB
+ * slowly enough that it never waited 300 ms, was never cut, and the test waited for ever.
+ */
+const PAUSE_MS = STALL_MS * 15;
 /** Three small events, then three near the 4 MiB cap: more than a connection's kernel buffers take. */
 const SMALL = 3;
 const EVENTS = 6;
@@ -68,7 +74,7 @@ async function sseRead(headers: Record<string, string>, query: string, resumeAft
 
 describe('a client that stops reading', () => {
   it('is disconnected from the SSE stream, and resumes with Last-Event-ID losing nothing', async () => {
-    const cut = await sseRead({}, '?after_seq=0', STALL_MS * 5);
+    const cut = await sseRead({}, '?after_seq=0', PAUSE_MS);
     const first = completeFrames(cut);
     // The server gave up on it part way, after the small events at least.
     expect(first.length).toBeGreaterThanOrEqual(SMALL);
@@ -93,7 +99,7 @@ describe('a client that stops reading', () => {
     ws.send(JSON.stringify({ t: 'watch', id: 1, stream: 'watchEvents', input: { sessionId } }));
     const raw = (ws as unknown as { _socket: net.Socket })._socket;
     raw.pause();
-    await sleep(STALL_MS * 5);
+    await sleep(PAUSE_MS);
     raw.resume();
     const code = await closed;
     // The close frame arrives when the client reads it before the server drops the socket.
