@@ -2,6 +2,9 @@ import type { Hand } from './types';
 import type { KindTool, RemoteShell } from './remote/types';
 import { shq } from './remote/shell-hand';
 
+/** How long removing a deleted session's folder on a remote hand may take. */
+const REMOVE_DIR_TIMEOUT_MS = 10_000;
+
 /** A hand made (or being made) for a session. */
 export interface Live {
   sessionId: string;
@@ -60,7 +63,8 @@ export async function endHands(hands: Live[]): Promise<void> {
   await Promise.allSettled(
     hands.map(async (l) => {
       const got = await l.ready;
-      if (l.ownDir && got.shell && got.shell.lostReason === undefined) await got.shell.exec(`rm -rf -- ${shq(l.ownDir)}`).catch(() => {});
+      // Bounded: a host that stopped answering does not hold up the rest (or the host's close).
+      if (l.ownDir && got.shell && got.shell.lostReason === undefined) await got.shell.exec(`rm -rf -- ${shq(l.ownDir)}`, { signal: AbortSignal.timeout(REMOVE_DIR_TIMEOUT_MS) }).catch(() => {});
       await got.hand.dispose();
     }),
   );
