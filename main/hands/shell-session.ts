@@ -115,14 +115,8 @@ export class ShellSession {
     // bash sources the command from a here-string rather than eval'ing it: while it reads a
     // sourced file an interactive bash does not print the "[1] 12345" of each background job.
     const run = this.bash ? '. /dev/fd/3 3<<<"$__corral_c"' : 'eval "$__corral_c"';
-    // bash checks it as a function's body in a forked subshell (no new program to start, which
-    // costs 5-15 ms on some machines; an error there costs this shell nothing). What that wrapper
-    // refuses goes to `bash -n`, which decides and words the error as usual; what it wrongly
-    // passes (a stray `}` then `{`) fails in `.`, which in bash loses no input either. Other
-    // shells throw input away on such a failure, so they keep the `sh -n` check.
-    const quick = this.bash ? '( eval "__corral_f() { $__corral_c\n}" ) 2>/dev/null || ' : '';
     this.proc!.write(
-      `__corral_c=${shQuote(command)}; { if ${quick}command "\${BASH:-sh}" -n -c "$__corral_c"; then ${run}; else (exit 2); fi\n} </dev/null 2>&1; ${markerLine(nonce)}`,
+      `__corral_c=${shQuote(command)}; { if command "\${BASH:-sh}" -n -c "$__corral_c"; then ${run}; else (exit 2); fi\n} </dev/null 2>&1; ${markerLine(nonce)}`,
     );
     const stopped = new Promise<'stop'>((r) => (stop.aborted ? r('stop') : stop.addEventListener('abort', () => r('stop'), { once: true })));
     const first = await Promise.race([done, stopped]);

@@ -86,25 +86,6 @@ describe('the persistent shell (local, unsandboxed)', () => {
     expect((await b.run({ command: 'echo ok' }, {})).content).toMatch(/^\[a fresh shell: the previous shell ended \(exit code 3\);.*\nok\n\[exit code 0\]$/);
   });
 
-  it('bash checks the syntax of a command without starting a program; errors read as bash -n words them, and lose nothing', async () => {
-    const { b, dir } = make();
-    // $BASH names the program the check would start: a wrapper that notes each start.
-    const starts = `${dir}/starts`;
-    fs.writeFileSync(`${dir}/bash-noted`, `#!/bin/sh\necho "$*" >> ${starts}\nexec bash "$@"\n`, { mode: 0o755 });
-    expect((await b.run({ command: `export KEEP=5; BASH=${dir}/bash-noted` }, {})).content).toBe('[exit code 0]');
-    expect((await b.run({ command: 'for i in 1 2; do echo "$i"; done; cat <<X\nhere\nX' }, {})).content).toBe('1\n2\nhere\n[exit code 0]');
-    expect(fs.existsSync(starts)).toBe(false);
-    const bad = await b.run({ command: 'echo hi; if then' }, {});
-    expect(bad.content).toMatch(/^.*-c: line 1: syntax error near unexpected token `then'[^]*\[exit code 2\]$/);
-    expect(bad.content).not.toMatch(/^hi/m);
-    expect(fs.readFileSync(starts, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
-    // Text that closes the check's wrapper early passes it, and fails in bash itself: nothing is lost.
-    const escaping = await b.run({ command: 'echo a; } ; { echo b' }, {});
-    expect(escaping.content).toMatch(/syntax error[^]*\[exit code 2\]$/);
-    expect(escaping.content).not.toMatch(/^a$/m);
-    expect((await b.run({ command: 'echo "[$KEEP]"' }, {})).content).toBe('[5]\n[exit code 0]');
-  });
-
   it('dispose kills the shell and its background jobs', async () => {
     const { b } = make();
     await b.run({ command: 'sleep 45.5 >/dev/null 2>&1 &' }, {});
