@@ -84,7 +84,8 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
   process.env.ANTHROPIC_API_KEY = 'bench';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `corral-bench-ttft-${mode}-`));
   const workRoot = fs.mkdtempSync(path.join(os.tmpdir(), `corral-bench-ttft-work-`));
-  const pool = new BrainPool({ entry: brainEntry, size: o.poolSize });
+  // BENCH_BRAIN_LAUNCHER=0: brains forked by the host, as before brain-launcher.ts (for comparison).
+  const pool = new BrainPool({ entry: brainEntry, size: o.poolSize, launcher: process.env.BENCH_BRAIN_LAUNCHER !== '0' });
   const poolSizes: Record<string, number> = {};
   const sizeOf = (kind: string) => (typeof o.handPool === 'number' ? o.handPool : (o.handPool[kind] ?? 0));
   const envNames = o.environments.flatMap((e) => (e.perWorker ? Array.from({ length: o.concurrency }, (_, k) => [`${e.name}-w${k}`, e.name]) : [[e.name, e.name]]));

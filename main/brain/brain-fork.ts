@@ -1,8 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brainEnvironment } from '../vault/brain-env';
+import type { BrainProcess } from './brain-launcher';
 import { brainExecArgv } from './brain-v8';
 import type { BrainChild } from './supervisor';
 
@@ -53,7 +54,7 @@ export function forkBrain(entry: string, sessionId: string, execArgv: string[] =
  * The supervisor's handle on a brain process, forked for its session or bound from the pool:
  * messages both ways, one exit report, a kill.
  */
-export function brainChildOf(child: ChildProcess): BrainChild {
+export function brainChildOf(child: BrainProcess): BrainChild {
   return {
     send: (m) => {
       // A brain that has just died may still look connected: the write then fails (EPIPE),

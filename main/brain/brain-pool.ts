@@ -1,9 +1,10 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import os from 'node:os';
 import type { Logger } from '../logging/logger';
 import { firstCallsInFlight, onFirstCalls } from '../hands/first-calls';
 import { brainBaseEnvironment, brainCapability } from '../vault/brain-env';
 import { brainChildOf } from './brain-fork';
+import { BrainLauncher, LAUNCHER_SUPPORTED, type BrainProcess } from './brain-launcher';
 import { brainExecArgv } from './brain-v8';
 import { POOLED_READY, type BrainPrime } from './ipc-protocol';
 import type { BrainChild } from './supervisor';
@@ -41,6 +42,12 @@ export interface BrainPoolOptions {
   logger?: Logger;
   /** Called as each pooled brain is forked (bench/first-turn-trace.ts lines forks up with sessions). */
   onFork?: () => void;
+  /**
+   * Brains are started by a launcher process (brain-launcher.ts), so the host's event loop never
+   * waits for a process start (default, except on Windows); false forks them from the host. A
+   * launcher given here is the caller's to stop.
+   */
+  launcher?: boolean | BrainLauncher;
 }
 
 /** Pooled brains that died before being bound, in a row, after which the pool stops refilling. */
@@ -54,7 +61,7 @@ export function brainPoolSize(): number {
 }
 
 /** Brains run a little below the host (brain-fork.ts says why). */
-function setNiceness(child: ChildProcess): void {
+function setNiceness(child: BrainProcess): void {
   if (!child.pid || child.exitCode !== null) return;
   try {
     os.setPriority(child.pid, BRAIN_NICENESS);
@@ -65,7 +72,7 @@ function setNiceness(child: ChildProcess): void {
 
 /** A pooled brain not yet bound: `ready` once it has loaded and warmed up its code. */
 interface Waiting {
-  child: ChildProcess;
+  child: BrainProcess;
   ready: boolean;
   paused: boolean;
 }
@@ -95,15 +102,19 @@ function startsRequest(m: unknown): boolean {
 export class BrainPool {
   private readonly idle: Waiting[] = [];
   /** Bound brains whose first model request is not out yet: refills wait, starting ones pause. */
-  private readonly pending = new Set<ChildProcess>();
+  private readonly pending = new Set<BrainProcess>();
   private earlyDeaths = 0;
   private stopped = false;
   private refillTimer?: NodeJS.Timeout;
   /** A pooled hand's first call is in flight (first-calls.ts): no fork, starting brains paused. */
   private held = firstCallsInFlight();
   private readonly unwatch: () => void;
+  private readonly launcher?: BrainLauncher;
+  private readonly ownLauncher?: BrainLauncher;
 
   constructor(private readonly opts: BrainPoolOptions) {
+    if (opts.launcher instanceof BrainLauncher) this.launcher = opts.launcher;
+    else if ((opts.launcher ?? true) && LAUNCHER_SUPPORTED) this.launcher = this.ownLauncher = new BrainLauncher();
     this.unwatch = onFirstCalls((busy) => {
       this.held = busy;
       if (busy) {
@@ -159,10 +170,11 @@ export class BrainPool {
       w.child.kill('SIGKILL');
     }
     this.pending.clear();
+    this.ownLauncher?.stop();
   }
 
   /** Holds refills (and pauses start-ups) until the bound brain's first model request is out. */
-  private awaitFirstRequest(child: ChildProcess): void {
+  private awaitFirstRequest(child: BrainProcess): void {
     const after = this.opts.refillAfter ?? 'first-request';
     const lower = this.opts.lowerAfterFirstRequest ?? true;
     if (typeof after === 'number') {
@@ -205,24 +217,15 @@ export class BrainPool {
     this.refillTimer.unref();
   }
 
+  // Through the child's kill: a launched brain not started yet gets the signal as it starts.
   private pause(w: Waiting): void {
-    if (!CAN_PAUSE || !w.child.pid || w.child.exitCode !== null) return;
-    try {
-      process.kill(w.child.pid, 'SIGSTOP');
-      w.paused = true;
-    } catch {
-      // Gone already: its exit handler drops it.
-    }
+    if (!CAN_PAUSE || w.child.exitCode !== null) return;
+    if (w.child.kill('SIGSTOP')) w.paused = true;
   }
 
   private resume(w: Waiting): void {
     w.paused = false;
-    if (!w.child.pid) return;
-    try {
-      process.kill(w.child.pid, 'SIGCONT');
-    } catch {
-      // Gone already.
-    }
+    w.child.kill('SIGCONT');
   }
 
   private startOne(): Waiting {
@@ -232,9 +235,14 @@ export class BrainPool {
     // Inside Electron, fork runs the Electron binary: make it behave as Node.
     if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
     this.opts.onFork?.();
-    const child = fork(this.opts.entry, this.opts.warmUp === false ? ['', '--no-warm-up'] : [], { execArgv: brainExecArgv(this.opts.execArgv), env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    const args = this.opts.warmUp === false ? ['', '--no-warm-up'] : [];
+    const execArgv = brainExecArgv(this.opts.execArgv);
+    const lowNow = this.opts.lowerAfterFirstRequest === false;
+    const child: BrainProcess = this.launcher
+      ? this.launcher.spawn(process.execPath, [...execArgv, this.opts.entry, ...args], env, lowNow ? BRAIN_NICENESS : undefined)
+      : fork(this.opts.entry, args, { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     const w: Waiting = { child, ready: false, paused: false };
-    if (this.opts.lowerAfterFirstRequest === false) setNiceness(child);
+    if (lowNow && !this.launcher) setNiceness(child);
     child.on('error', (err) => console.error(`corral: pooled brain: ${err.message}`));
     const onReady = (m: unknown) => {
       if (!isReady(m)) return;
@@ -256,7 +264,7 @@ export class BrainPool {
 }
 
 /** The supervisor's view of a bound brain (as forkBrain gives for a forked one). */
-function wrapBrain(child: ChildProcess, sessionId: string, release: () => void): BrainChild {
+function wrapBrain(child: BrainProcess, sessionId: string, release: () => void): BrainChild {
   child.removeAllListeners('error');
   child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));
   child.once('exit', release).once('close', release);

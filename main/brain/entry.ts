@@ -11,44 +11,48 @@ import { builtinToolDefinitions } from './tool-definitions';
 import { Harness, type BrainIO } from './harness';
 import { createHostChannel } from './host-channel';
 import { POOLED_READY, type BrainPrime, type BrainToHost, type HostToBrain } from './ipc-protocol';
+import { openBrainWire } from './brain-wire';
 import { warmUpFirstTurn } from './brain-warmup';
 import { createAnthropicCaller } from './model';
 import { SessionView } from './session-view';
 import { splitDelta } from './live-text';
 
 const argSession = process.argv[2];
-if (!process.send) {
+const maybeWire = openBrainWire();
+if (!maybeWire) {
   console.error('corral brain: start me with fork(entry, [sessionId?]) and an IPC channel');
   process.exit(2);
 }
+const wire = maybeWire;
 
 // The host is gone: nothing this process holds matters, and a new host will wake a new brain.
-process.on('disconnect', () => process.exit(0));
+wire.onClose(() => process.exit(0));
 
 const num = (v: string | undefined, fallback: number) => (v && Number.isFinite(Number(v)) ? Number(v) : fallback);
 
 if (argSession) run(argSession);
 else {
   // Pooled: everything is loaded; the session (and its capability) comes with the first message.
-  const onBind = (m: HostToBrain) => {
+  const onBind = (message: unknown) => {
+    const m = message as HostToBrain;
     if (m.t !== 'bind') return;
-    process.off('message', onBind);
+    wire.off(onBind);
     Object.assign(process.env, m.env);
     run(m.sessionId, m.prime);
   };
-  process.on('message', onBind);
+  wire.on(onBind);
   // A first turn run in memory compiles its code now rather than on the session's time; then the
   // pool hears this brain is ready (the warm-up does no I/O: a bind waits for it, at most).
   // `fork(entry, ['', '--no-warm-up'])`: no warm-up (bench/first-turn-trace.ts, the pool as it was).
   const warm = process.argv[3] === '--no-warm-up' ? Promise.resolve() : warmUpFirstTurn();
   // A pool stopped meanwhile (its host closing) has closed the channel: the callback takes the
   // failed write, which would otherwise be an unhandled 'error' and a stack trace on stderr.
-  void warm.catch(() => {}).then(() => process.connected && process.send?.(POOLED_READY, undefined, undefined, () => {}));
+  void warm.catch(() => {}).then(() => wire.connected && wire.send(POOLED_READY));
 }
 
 function run(sessionId: string, prime?: BrainPrime): void {
   // A failed write means the host is gone; 'disconnect' above ends this process.
-  const host = createHostChannel((m: BrainToHost, done) => process.send!(m, undefined, undefined, done));
+  const host = createHostChannel((m: BrainToHost, done) => wire.send(m, done));
   const view = new SessionView((slice) => host.request('readPage', { slice }));
   // What came with the bind is used once, for the first run; later runs ask as usual.
   if (prime) view.prime(prime.page);
@@ -86,7 +90,8 @@ function run(sessionId: string, prime?: BrainPrime): void {
     view,
   );
 
-  const onMessage = (m: HostToBrain): void => {
+  const onMessage = (message: unknown): void => {
+    const m = message as HostToBrain;
     if (m.t === 'batch') return m.messages.forEach(onMessage);
     if (m.t === 'res') return host.settle(m);
     if (m.t !== 'events') return;
@@ -98,7 +103,7 @@ function run(sessionId: string, prime?: BrainPrime): void {
       } else if (WAKING_TYPES.has(e.type)) wake();
     }
   };
-  process.on('message', onMessage);
+  wire.on(onMessage);
 
   // After a turn the process lingers a while with its view of the log, so the next message skips
   // the start-up and the reading.

@@ -63,15 +63,34 @@ describe('BrainPool', () => {
   });
 });
 
-/** Run states of this process's children by pid ('T' stopped, 'R'/'S' running or sleeping). */
-function childStates(): Map<number, string> {
-  const out = new Map<number, string>();
+/**
+ * Run states ('T' stopped, 'R'/'S' running or sleeping) by pid of the processes started from
+ * `fixture` below this one: pooled brains are started by the pool's launcher, a child of this
+ * process, so they are its grandchildren.
+ */
+function brainStates(fixture = 'slow-ready-brain.ts'): Map<number, string> {
+  const parentOf = new Map<number, number>();
+  const stateOf = new Map<number, string>();
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) === process.pid) out.set(Number(d), state!);
+      parentOf.set(Number(d), Number(ppid));
+      stateOf.set(Number(d), state!);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let p = parentOf.get(pid); p !== undefined && p > 1; p = parentOf.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  const out = new Map<number, string>();
+  for (const [pid, state] of stateOf) {
+    if (!below(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(fixture)) out.set(pid, state);
     } catch {
       // Gone meanwhile.
     }
@@ -112,11 +131,11 @@ describe('BrainPool refills after the first request', () => {
   it.skipIf(process.platform === 'win32')('pauses brains still starting while a bound brain has no request out, and resumes them after', async () => {
     const slowEntry = path.join(__dirname, '../fixtures/slow-ready-brain.ts');
     const pool = new BrainPool({ entry: slowEntry, execArgv: ['--import', 'tsx'], size: 2, firstRequestWaitMs: 60_000 });
-    const before = new Set(childStates().keys());
+    const before = new Set(brainStates().keys());
     const brains: BrainChild[] = [];
     try {
       pool.fill();
-      const mine = () => [...childStates()].filter(([pid]) => !before.has(pid));
+      const mine = () => [...brainStates()].filter(([pid]) => !before.has(pid));
       await until(() => mine().length === 2, 'two pooled brains');
       // Both are starting (not ready): the first is bound as it is; the other is paused.
       const a = pool.spawn('sesn_pause_a');
@@ -141,8 +160,8 @@ describe('BrainPool refills after the first request', () => {
     const slowEntry = path.join(__dirname, '../fixtures/slow-ready-brain.ts');
     let forks = 0;
     const pool = new BrainPool({ entry: slowEntry, execArgv: ['--import', 'tsx'], size: 2, onFork: () => (forks += 1) });
-    const before = new Set(childStates().keys());
-    const mine = () => [...childStates()].filter(([pid]) => !before.has(pid));
+    const before = new Set(brainStates().keys());
+    const mine = () => [...brainStates()].filter(([pid]) => !before.has(pid));
     const ends: (() => void)[] = [];
     try {
       ends.push(firstCallStarted(60_000));
