@@ -20,8 +20,11 @@ export const BRAIN_WIRE_FD = 3;
 
 /** This process's wire, or undefined when it was started with neither. */
 export function openBrainWire(): BrainWire | undefined {
-  if (process.env.CORRAL_BRAIN_WIRE === 'fd3') return socketWire(new net.Socket({ fd: BRAIN_WIRE_FD, readable: true, writable: true }));
-  if (!process.send) return undefined;
+  // An IPC channel wins: a brain forked by the host may have inherited the variable from it.
+  if (!process.send) {
+    if (process.env.CORRAL_BRAIN_WIRE === 'fd3') return socketWire(new net.Socket({ fd: BRAIN_WIRE_FD, readable: true, writable: true }));
+    return undefined;
+  }
   return {
     send: (m, done = () => {}) => void process.send!(m, undefined, undefined, done),
     on: (l) => void process.on('message', l),

@@ -38,7 +38,8 @@ function envVarsReadInMain(): string[] {
   return [...found];
 }
 /** Read by the OS-level defaults or by the desktop app only; not `serve` settings. */
-const NOT_SERVE_SETTINGS = ['HOME', 'USER', 'APPDATA', 'ELECTRON_RUN_AS_NODE', 'ELECTRON_RENDERER_URL', 'CORRAL_SQLITE_BINDING'];
+// CORRAL_BRAIN_WIRE is set by the brain launcher for the brains it starts (brain-wire.ts), not by a user.
+const NOT_SERVE_SETTINGS = ['HOME', 'USER', 'APPDATA', 'ELECTRON_RUN_AS_NODE', 'ELECTRON_RENDERER_URL', 'CORRAL_SQLITE_BINDING', 'CORRAL_BRAIN_WIRE'];
 
 describe('serve --help and --version', () => {
   it('lists every flag and every environment variable the host reads, with defaults, and exits 0', async () => {
