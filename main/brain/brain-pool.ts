@@ -243,7 +243,8 @@ export class BrainPool {
       : fork(this.opts.entry, args, { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     const w: Waiting = { child, ready: false, paused: false };
     if (lowNow && !this.launcher) setNiceness(child);
-    child.on('error', (err) => console.error(`corral: pooled brain: ${err.message}`));
+    // A stopped pool's brains that never started (its launcher ended with it) are no news.
+    child.on('error', (err) => this.stopped || console.error(`corral: pooled brain: ${err.message}`));
     const onReady = (m: unknown) => {
       if (!isReady(m)) return;
       w.ready = true;
