@@ -1,6 +1,7 @@
 /**
- * A brain process: one session's harness, run in a child of the host. All it knows comes from
- * the log (read once, then passed on by the host as it grows), all it does goes through the host
+ * A brain process: one session's harness, in a process of its own (started by the host's brain
+ * launcher, or forked by the host). All it knows comes from the log (read once, then passed on by
+ * the host as it grows), all it does goes through the host
  * (`emit`, `execute`); when it dies, the host starts another that continues from the log.
  * Started with a session id (`fork(entry, [sessionId])`, its model capability in its env), it
  * begins at once; started without one (a pooled brain, brain-pool.ts), it loads its code and
