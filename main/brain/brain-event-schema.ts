@@ -58,6 +58,8 @@ export const brainEventInput = z.discriminatedUnion('type', [
     /** Every tool result up to this position (`elided_count` of them) was elided from the request. */
     elided_through: seq.optional(),
     elided_count: z.int().min(1).optional(),
+    /** Events up to this position were dropped from the request to fit the window (context-drop.ts). */
+    dropped_through: seq.optional(),
   }),
   z.strictObject({
     type: z.literal('span.model_request_end'),

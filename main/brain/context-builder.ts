@@ -1,5 +1,6 @@
 import type { LoggedEvent } from '../session/types';
 import { budgetOf, type BuiltRequest, type ContextOptions, type RequestTool } from './context';
+import { charsToDrop, dropNote } from './context-drop';
 import { CACHE_MARK, elisionNote, elisionSaving, estimateTokens, partOf, tokensOfChars, trimPrefill, type Block, type Message } from './transcript';
 
 /** JSON length of a message with no blocks, by role. */
@@ -11,12 +12,18 @@ const EMPTY_MESSAGE_CHARS = {
 interface MessageMeta {
   /** JSON length of the message with every block as first folded (before any elision). */
   chars: number;
+  /** JSON length with each of its tool results elided (what it costs when a cut is decided). */
+  elidedChars: number;
   /** Tool results lead a user message: how many there are at its head. */
   results: number;
+  /** Position of its first event. */
+  firstSeq: number;
 }
 
 interface Candidate {
   block: Block;
+  /** Its content as folded (given back when a new cut brings it back). */
+  content: unknown;
   seq: number;
   /** JSON length of its content as folded (the elision note and saving need it). */
   contentChars: number;
@@ -29,25 +36,34 @@ interface Candidate {
  * learns of into the transcript once, and building the next request costs the newest turns, not
  * the length of the log. For the same events and options it gives what `buildRequest` (the pure
  * reference) gives. It keeps a running size estimate; when the window is full it elides the
- * oldest tool results (in its transcript, never in the log) and never brings one back, so the
- * prefix the model has cached stays the same from one request to the next. (If the options shrink
- * the request later — a larger window, fewer tools — what was elided stays elided, where the pure
- * reference would bring it back.)
+ * oldest tool results (in its transcript, never in the log) and never brings one back while the
+ * request starts at the same place, so the prefix the model has cached stays the same from one
+ * request to the next. When even that is not enough, the oldest messages are dropped in steps
+ * (context-drop.ts); a new start is a new prefix, so elision starts over from it. (If the options
+ * shrink the request later — a larger window, fewer tools — what was elided stays elided, where
+ * the pure reference would bring it back.)
  *
  * A built request shares objects with the transcript: send or copy it before folding more.
  */
 export class ContextBuilder {
   private readonly messages: Message[] = [];
   private readonly meta: MessageMeta[] = [];
+  /**
+   * Running sums over the messages before each index (each message's length plus its comma), as
+   * folded and as if elided: the size of any run of whole messages in constant time.
+   */
+  private readonly charsBefore: number[] = [];
+  private readonly elidedCharsBefore: number[] = [];
   /** Index of the first user message: the request starts there (-1: none yet). */
   private firstUser = -1;
-  /** Sum of `meta.chars` from `firstUser` on. */
-  private charsFromFirstUser = 0;
+  /** Index of the message the request starts at (after the drop note), once messages are dropped. */
+  private cut = -1;
   private contextSeq = 0;
   /** Tool results in log order: the elision order. */
   private readonly candidates: Candidate[] = [];
+  /** Candidates from `cut` up to this one are elided; all others hold their content as folded. */
   private nextCandidate = 0;
-  private readonly elided: number[] = [];
+  private elided: number[] = [];
   private savedTokens = 0;
   private tools?: { from: readonly ContextOptions['tools'][number][]; request: RequestTool[]; tokens: number };
   private system?: { from: string | null; request: Block[] | undefined; tokens: number };
@@ -64,11 +80,18 @@ export class ContextBuilder {
     if (!part || part.blocks.length === 0) return;
     let index = this.messages.length - 1;
     if (index < 0 || this.messages[index]!.role !== part.role) {
+      if (index >= 0) {
+        // The message before is complete: its lengths join the running sums.
+        this.charsBefore.push(this.charsBefore[index]! + this.meta[index]!.chars + 1);
+        this.elidedCharsBefore.push(this.elidedCharsBefore[index]! + this.meta[index]!.elidedChars + 1);
+      } else {
+        this.charsBefore.push(0);
+        this.elidedCharsBefore.push(0);
+      }
       this.messages.push({ role: part.role, content: [] });
-      this.meta.push({ chars: EMPTY_MESSAGE_CHARS[part.role], results: 0 });
+      this.meta.push({ chars: EMPTY_MESSAGE_CHARS[part.role], elidedChars: EMPTY_MESSAGE_CHARS[part.role], results: 0, firstSeq: e.seq });
       index += 1;
-      if (this.firstUser < 0 && part.role === 'user') this.firstUser = index;
-      if (this.firstUser >= 0) this.charsFromFirstUser += EMPTY_MESSAGE_CHARS[part.role];
+      if (this.firstUser < 0 && part.role === 'user') this.firstUser = this.cut = index;
     }
     const message = this.messages[index]!;
     const meta = this.meta[index]!;
@@ -79,12 +102,12 @@ export class ContextBuilder {
       const blockChars = result ? JSON.stringify({ ...block, content: 0 }).length - 1 + contentChars : JSON.stringify(block).length;
       const chars = blockChars + (message.content.length > 0 ? 1 : 0);
       meta.chars += chars;
-      if (this.firstUser >= 0) this.charsFromFirstUser += chars;
+      meta.elidedChars += result ? chars - contentChars + JSON.stringify(elisionNote(contentChars, e.seq)).length : chars;
       if (result) {
         // Tool results lead their user message, in log order (a message typed mid-tool lands after).
         message.content.splice(meta.results, 0, block);
         meta.results += 1;
-        this.candidates.push({ block, seq: e.seq, contentChars, message: index });
+        this.candidates.push({ block, content: block.content, seq: e.seq, contentChars, message: index });
       } else {
         message.content.push(block);
       }
@@ -93,28 +116,47 @@ export class ContextBuilder {
 
   /** The request for everything folded so far. */
   build(opts: ContextOptions): BuiltRequest {
-    const messages = this.firstUser < 0 ? [] : this.messages.slice(this.firstUser);
-    let chars = this.charsFromFirstUser;
-    let last = this.messages.length - 1;
-    const tail = messages[messages.length - 1];
-    if (tail?.role === 'assistant') {
-      const content = trimPrefill(tail.content);
-      if (content.length === 0) {
-        messages.pop();
-        chars -= this.meta[last]!.chars;
-        last -= 1;
-      } else {
-        const trimmed: Message = { role: 'assistant', content };
-        chars += JSON.stringify(trimmed).length - this.meta[last]!.chars;
-        messages[messages.length - 1] = trimmed;
-      }
-    }
-    const messageChars = messages.length === 0 ? 2 : 2 + chars + messages.length - 1;
     const tools = this.toolsFor(opts.tools);
     const system = this.systemFor(opts.system);
+    const budget = budgetOf(opts);
+    if (this.firstUser < 0) {
+      const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, ...opts.modelOptions, messages: [] };
+      if (system.request) params.system = system.request;
+      if (tools.request.length) params.tools = tools.request;
+      return { params, contextSeq: this.contextSeq, elidedSeqs: [], estimatedTokens: tokensOfChars(2) + system.tokens + tools.tokens };
+    }
+    // The newest message, as sent: a trailing assistant message is a prefill, trimmed or left out.
+    let last = this.messages.length - 1;
+    let tail: Message = this.messages[last]!;
+    let tailChars = this.meta[last]!.chars;
+    if (tail.role === 'assistant') {
+      const content = trimPrefill(tail.content);
+      if (content.length === 0) {
+        last -= 1;
+        tail = this.messages[last]!;
+        tailChars = this.meta[last]!.chars;
+      } else {
+        tail = { role: 'assistant', content };
+        tailChars = JSON.stringify(tail).length;
+      }
+    }
+
+    const cut = this.cutFor(last, system.tokens + tools.tokens, budget);
+    if (cut !== this.cut) this.startAt(cut);
+    const messages = this.messages.slice(cut, last + 1);
+    messages[messages.length - 1] = tail;
+    // Each message's length and comma from the start to the newest, the newest's as sent.
+    let chars = this.charsBefore[last]! - this.charsBefore[cut]! + tailChars;
+    let droppedThrough: number | undefined;
+    if (cut > this.firstUser) {
+      droppedThrough = this.meta[cut]!.firstSeq - 1;
+      const note = dropNote(droppedThrough, this.meta[this.firstUser]!.firstSeq);
+      messages.unshift(note);
+      chars += JSON.stringify(note).length + 1;
+    }
+    const messageChars = 2 + chars;
 
     // Oldest tool results first, never one from the newest message; elided once, for good.
-    const budget = budgetOf(opts);
     let total = tokensOfChars(messageChars) + system.tokens + tools.tokens - this.savedTokens;
     while (total > budget && this.nextCandidate < this.candidates.length && this.candidates[this.nextCandidate]!.message < last) {
       const { block, seq, contentChars } = this.candidates[this.nextCandidate++]!;
@@ -139,7 +181,53 @@ export class ContextBuilder {
     const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, ...opts.modelOptions, messages };
     if (system.request) params.system = system.request;
     if (tools.request.length) params.tools = tools.request;
-    return { params, contextSeq: this.contextSeq, elidedSeqs: [...this.elided], estimatedTokens: total };
+    const built: BuiltRequest = { params, contextSeq: this.contextSeq, elidedSeqs: [...this.elided], estimatedTokens: total };
+    if (droppedThrough !== undefined) built.droppedThrough = droppedThrough;
+    return built;
+  }
+
+  /**
+   * The message the request starts at: the first user message, or further on when the oldest
+   * messages must be dropped (the same rule as the reference's, in logarithmic time).
+   */
+  private cutFor(last: number, fixedTokens: number, budget: number): number {
+    const from = this.firstUser;
+    const need = charsToDrop(this.elidedCharsBefore[last]! - this.elidedCharsBefore[from]!, fixedTokens, budget);
+    if (need === 0) return from;
+    // The first message with at least `need` characters before it (from the first user message).
+    let lo = from + 1;
+    let hi = last + 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.elidedCharsBefore[mid]! - this.elidedCharsBefore[from]! >= need) hi = mid;
+      else lo = mid + 1;
+    }
+    // Roles alternate: the start is that message or the next, an assistant's; else the last assistant's.
+    for (const k of [lo, lo + 1]) if (k <= last && this.messages[k]!.role === 'assistant') return k;
+    for (const k of [last, last - 1]) if (k > from && this.messages[k]!.role === 'assistant') return k;
+    return from;
+  }
+
+  /** Moves the request's start: what was elided gets its content back, and elision restarts there. */
+  private startAt(cut: number): void {
+    let i = this.firstCandidateFrom(this.cut);
+    for (; i < this.nextCandidate; i++) this.candidates[i]!.block.content = this.candidates[i]!.content;
+    this.cut = cut;
+    this.nextCandidate = this.firstCandidateFrom(cut);
+    this.elided = [];
+    this.savedTokens = 0;
+  }
+
+  /** Index of the first candidate in message `index` or after it. */
+  private firstCandidateFrom(index: number): number {
+    let lo = 0;
+    let hi = this.candidates.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.candidates[mid]!.message >= index) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 
   private toolsFor(from: ContextOptions['tools']): NonNullable<ContextBuilder['tools']> {

@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../hands/tools/definitions';
 import type { LoggedEvent } from '../session/types';
+import { charsToDrop, dropNote } from './context-drop';
 import { CACHE_MARK, elisionNote, elisionSaving, estimateTokens, partOf, trimPrefill, type Block, type Message } from './transcript';
 
 export type { Block, Message } from './transcript';
@@ -39,6 +40,8 @@ export interface BuiltRequest {
   contextSeq: number;
   /** Positions of tool results whose content was elided from this request (never from the log). */
   elidedSeqs: number[];
+  /** Set when the oldest turns were dropped to fit the window (context-drop.ts): the last event left out. */
+  droppedThrough?: number;
   /** Size of the request in tokens, estimated (characters / 4 of messages, system and tools, after elision). */
   estimatedTokens: number;
 }
@@ -55,6 +58,7 @@ export interface BuiltRequest {
 export function buildRequest(events: readonly LoggedEvent[], opts: ContextOptions): BuiltRequest {
   const messages: Message[] = [];
   const seqOf = new Map<Block, number>();
+  const firstSeqOf = new Map<Message, number>();
   let contextSeq = 0;
   for (const e of events) {
     contextSeq = e.seq;
@@ -63,7 +67,10 @@ export function buildRequest(events: readonly LoggedEvent[], opts: ContextOption
     for (const b of part.blocks) if (b.type === 'tool_result') seqOf.set(b, e.seq);
     const last = messages[messages.length - 1];
     if (last && last.role === part.role) last.content.push(...part.blocks);
-    else messages.push({ role: part.role, content: [...part.blocks] });
+    else {
+      messages.push({ role: part.role, content: [...part.blocks] });
+      firstSeqOf.set(messages[messages.length - 1]!, e.seq);
+    }
   }
   for (const m of messages) {
     if (m.role === 'user') {
@@ -81,6 +88,12 @@ export function buildRequest(events: readonly LoggedEvent[], opts: ContextOption
 
   const system: Block[] | undefined = opts.system ? [{ type: 'text', text: opts.system }] : undefined;
   const tools: RequestTool[] = opts.tools.map((t) => ({ ...t }));
+  const cut = cutFor(messages, seqOf, estimateTokens(system ?? []) + estimateTokens(tools), budgetOf(opts));
+  let droppedThrough: number | undefined;
+  if (cut > 0) {
+    droppedThrough = firstSeqOf.get(messages[cut]!)! - 1;
+    messages.splice(0, cut, dropNote(droppedThrough, firstSeqOf.get(messages[0]!)!));
+  }
   const { elided, total } = elideToFit(messages, seqOf, system, tools, opts);
 
   // Cache breakpoints (at most 4): tools, system, and the last two user turns.
@@ -95,7 +108,31 @@ export function buildRequest(events: readonly LoggedEvent[], opts: ContextOption
   const params: BuiltRequest['params'] = { model: opts.model, max_tokens: opts.maxTokens, ...opts.modelOptions, messages };
   if (system) params.system = system;
   if (tools.length) params.tools = tools;
-  return { params, contextSeq, elidedSeqs: elided, estimatedTokens: total };
+  const built: BuiltRequest = { params, contextSeq, elidedSeqs: elided, estimatedTokens: total };
+  if (droppedThrough !== undefined) built.droppedThrough = droppedThrough;
+  return built;
+}
+
+/**
+ * Where the request starts when the oldest messages are dropped (context-drop.ts): the first
+ * assistant message once enough is dropped (its tool calls' results follow it), else the last
+ * one; 0 when nothing is dropped. Sizes count every tool result but the newest message's as elided.
+ */
+function cutFor(messages: readonly Message[], seqOf: Map<Block, number>, fixedTokens: number, budget: number): number {
+  const last = messages.length - 1;
+  const sizes = messages.slice(0, Math.max(0, last)).map((m) => {
+    const content = m.content.map((b) => (b.type === 'tool_result' ? { ...b, content: elisionNote(JSON.stringify(b.content).length, seqOf.get(b)!) } : b));
+    return JSON.stringify({ ...m, content }).length + 1;
+  });
+  const need = charsToDrop(sizes.reduce((a, b) => a + b, 0), fixedTokens, budget);
+  if (need === 0) return 0;
+  let dropped = 0;
+  for (let k = 1; k <= last; k++) {
+    dropped += sizes[k - 1]!;
+    if (dropped >= need && messages[k]!.role === 'assistant') return k;
+  }
+  for (let k = last; k >= 1; k--) if (messages[k]!.role === 'assistant') return k;
+  return 0;
 }
 
 /** Token budget of the transcript: the window less the reply. */

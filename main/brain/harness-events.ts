@@ -1,6 +1,7 @@
 import type { LoggedEvent } from '../session/types';
 import type { McpToolDefinition } from '../mcp/names';
 import type { BrainEventInput } from './brain-event-schema';
+import type { BuiltRequest } from './context';
 import type { FinishedBlock, ModelFailure, ModelUsage } from './model';
 import type { evaluateCall } from './permissions';
 import { resultEventFor } from './tool-result-event';
@@ -14,6 +15,22 @@ export const ZERO_USAGE: ModelUsage = { input_tokens: 0, output_tokens: 0, cache
 /** An `agent.tool_result` answering `call` with one text. */
 export function toolResult(call: LoggedEvent, text: string, isError: boolean, details?: Record<string, unknown>): BrainEventInput {
   return resultEventFor(call, { content: text, isError, details });
+}
+
+/**
+ * The `span.model_request_start` of a built request. Elision is oldest first and for good (while
+ * the request's start holds), so "every tool result up to a position" says which were elided in
+ * a constant space (a list would grow the log by the session's length per step); what lies before
+ * a dropped start is not sent at all.
+ */
+export function requestStart(id: string, built: BuiltRequest): BrainEventInput {
+  return {
+    type: 'span.model_request_start',
+    id,
+    context_seq: built.contextSeq,
+    ...(built.elidedSeqs.length ? { elided_count: built.elidedSeqs.length, elided_through: built.elidedSeqs.at(-1)! } : {}),
+    ...(built.droppedThrough !== undefined ? { dropped_through: built.droppedThrough } : {}),
+  };
 }
 
 /** The `span.model_request_end` closing the request `startId`. */

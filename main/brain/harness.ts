@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../hands/tools/definitions';
 import { fitToLog, type DroppedInput } from './fit-event';
 import { capForModel } from '../hands/output-cap';
 import { ModelError, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
-import { blockToEvent, requestEnd, toolResult, ZERO_USAGE } from './harness-events';
+import { blockToEvent, requestEnd, requestStart, toolResult, ZERO_USAGE } from './harness-events';
 import { BlockAppends } from './block-appends';
 import { newId } from '../db/ids';
 import type { LiveDelta } from './live-text';
@@ -231,13 +231,10 @@ export class Harness {
     if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
     const tools = await this.toolsNow(cfg);
     const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens, modelOptions: cfg.modelOptions });
-    // Elision is oldest first and for good, so "every tool result up to a position" says which
-    // were elided in a constant space (a list would grow the log by the session's length per step).
-    const elided = built.elidedSeqs.length ? { elided_count: built.elidedSeqs.length, elided_through: built.elidedSeqs.at(-1)! } : {};
     // The span is logged in well under a millisecond, long before a first token: the request does
     // not wait for its reply. Blocks are logged only once it is.
     const startId = newId.event();
-    const started = this.emit([{ type: 'span.model_request_start', id: startId, context_seq: built.contextSeq, ...elided }], `mreq:${a.lastSeq}`).then(([e]) => {
+    const started = this.emit([requestStart(startId, built)], `mreq:${a.lastSeq}`).then(([e]) => {
       // Only a second brain on the session could have logged this step already.
       if (e!.id !== startId) throw new Error(`model request ${e!.id} was already logged for this step`);
       return e!;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { BodyBuffer } from './body-buffer';
 import type { BuiltRequest } from './context';
 import { MessageAssembler, SseParser, streamErrorFailure, type StreamEvent } from './model-stream';
 
@@ -78,17 +79,19 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
   const secure = url.protocol === 'https:';
   const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   const timeoutMs = opts.timeoutMs ?? 10 * 60_000;
+  const bodies = new BodyBuffer();
 
   /** Sends the request; resolves with a 200 response, or fails with the API's error. */
   function post(body: string, signal: AbortSignal): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new ModelError(INTERRUPTED));
+      const { bytes, release } = bodies.encode(body);
       const req = (secure ? https : http).request(url, {
         method: 'POST',
         agent,
         headers: {
           'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
+          'content-length': bytes.length,
           accept: 'text/event-stream',
           'anthropic-version': API_VERSION,
           'x-api-key': apiKey,
@@ -105,7 +108,10 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
           (err) => reject(new ModelError(signal.aborted ? INTERRUPTED : connectionFailure(err))),
         );
       });
-      req.end(body);
+      // Sent (handed to the socket) or abandoned: either way the buffer is free again.
+      req.once('finish', release);
+      req.once('close', release);
+      req.end(bytes);
     });
   }
 

@@ -16,7 +16,7 @@ export interface TranscriptPart {
 }
 
 export const CACHE_MARK = { type: 'ephemeral' } as const;
-const CHARS_PER_TOKEN = 4;
+export const CHARS_PER_TOKEN = 4;
 
 /** The request-size estimate used throughout: JSON characters / 4, rounded up. */
 export const estimateTokens = (v: unknown) => Math.ceil(JSON.stringify(v).length / CHARS_PER_TOKEN);

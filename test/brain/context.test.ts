@@ -130,6 +130,7 @@ describe('ContextBuilder (incremental)', () => {
   it('for random logs and random split points, each request deep-equals buildRequest of the same events', () => {
     const windows = [1_500, 4_000, 12_000, 200_000];
     let elided = 0;
+    let dropped = 0;
     let prefills = 0;
     for (let seed = 1; seed <= 150; seed++) {
       const random = rng(seed);
@@ -145,26 +146,87 @@ describe('ContextBuilder (incremental)', () => {
         const reference = buildRequest(events.slice(0, at), options);
         expect(incremental, `seed ${seed}, split at ${at}`).toEqual(reference);
         elided += reference.elidedSeqs.length;
+        if (reference.droppedThrough !== undefined) dropped += 1;
         if (reference.params.messages.at(-1)?.role === 'assistant') prefills++;
       }
     }
-    // The logs exercised elision and prefills, not only the easy cases.
+    // The logs exercised elision, dropped turns and prefills, not only the easy cases.
     expect(elided).toBeGreaterThan(100);
+    expect(dropped).toBeGreaterThan(20);
     expect(prefills).toBeGreaterThan(20);
   });
 
-  it('elision is monotonic: what one request elided, the next elides too', () => {
+  it('elision is monotonic while the request starts at the same place; the start only moves on', () => {
     const random = rng(7);
     const events = randomLog(random, 400);
     const builder = new ContextBuilder();
     let before: number[] = [];
+    let start = 0;
+    let moves = 0;
+    let mostElided = 0;
     for (const e of events) {
       builder.fold(e);
-      const { elidedSeqs } = builder.build({ ...opts, contextWindowTokens: 3_000 });
-      expect(elidedSeqs.slice(0, before.length)).toEqual(before);
+      const { elidedSeqs, droppedThrough = 0 } = builder.build({ ...opts, contextWindowTokens: 3_000 });
+      expect(droppedThrough).toBeGreaterThanOrEqual(start);
+      if (droppedThrough === start) expect(elidedSeqs.slice(0, before.length)).toEqual(before);
+      else moves += 1;
+      // Nothing elided lies before the start.
+      expect(elidedSeqs.every((seq) => seq > droppedThrough)).toBe(true);
       before = elidedSeqs;
+      start = droppedThrough;
+      mostElided = Math.max(mostElided, elidedSeqs.length);
     }
-    expect(before.length).toBeGreaterThan(10);
+    expect(mostElided).toBeGreaterThan(10);
+    expect(moves).toBeGreaterThan(2);
+  });
+
+  it('a session longer than the window: the oldest turns are dropped in steps, the request fits and stays valid', () => {
+    const events: LoggedEvent[] = [];
+    const add = (e: Record<string, unknown>) => events.push({ id: `sevt_${events.length + 1}`, processed_at: '', seq: events.length + 1, ...e } as LoggedEvent);
+    for (let turn = 0; events.length < 20_000; turn++) {
+      add({ type: 'user.message', content: text(`turn ${turn}: ${'please '.repeat(turn % 7)}go on`) });
+      for (let k = 0; k < 4; k++) {
+        add({ type: 'agent.message', content: text(`step ${k} of ${turn}: ${'reasoning '.repeat(10 + ((turn + k) % 20))}`) });
+        add({ type: 'agent.tool_use', name: 'bash', input: { command: `grep -rn step${k} src | head -${turn % 50}` } });
+        add({ type: 'agent.tool_result', tool_use_id: events.at(-1)!.id, content: text('o'.repeat(100 + ((turn * 7 + k) % 9) * 400)), is_error: false });
+      }
+      add({ type: 'agent.message', content: text(`turn ${turn} done`) });
+      add({ type: 'span.model_request_end' });
+    }
+    const options = { ...opts, contextWindowTokens: 20_000, maxTokens: 1_000 };
+    const budget = options.contextWindowTokens - options.maxTokens;
+    const builder = new ContextBuilder();
+    const starts = new Set<number>();
+    let compared = 0;
+    let results = 0;
+    for (const [i, e] of events.entries()) {
+      builder.fold(e);
+      const built = builder.build(options);
+      if (built.droppedThrough !== undefined) starts.add(built.droppedThrough);
+      // Checked where a model request is made: after a tool result (every 25th).
+      if (e.type !== 'agent.tool_result' || results++ % 25 !== 0) continue;
+      expect(validateMessagesRequest(built.params), `after event ${e.seq}`).toBeNull();
+      expect(built.estimatedTokens).toBeLessThanOrEqual(budget);
+      expect(Math.ceil(JSON.stringify(built.params).length / 4)).toBeLessThanOrEqual(options.contextWindowTokens);
+      if (results % 400 === 1) {
+        expect(structuredClone(built), `after event ${e.seq}`).toEqual(buildRequest(events.slice(0, i + 1), options));
+        compared += 1;
+      }
+    }
+    const last = buildRequest(events, options);
+    const [note, first] = last.params.messages;
+    expect(last.droppedThrough).toBeGreaterThan(15_000);
+    expect(String(note!.content[0]!.text)).toBe(
+      `[This session is longer than the context window: its events 1 to ${last.droppedThrough} are not in this request (the oldest turns go first, in steps). The user's first message is event 1. Read any of them with read_session_events, e.g. {"from": 1, "to": 1}.]`,
+    );
+    // The request goes on from the event after the last one dropped, with an assistant message.
+    expect(first!.role).toBe('assistant');
+    expect(events[last.droppedThrough!]!.type).toMatch(/^agent\./);
+    // In steps: each new start drops a quarter of the budget or more, so the cached prefix holds
+    // for many requests (the log holds about 2.2 M characters as elided; a step is 19 k).
+    expect(starts.size).toBeGreaterThan(20);
+    expect(starts.size).toBeLessThan(events.length / 50);
+    expect(compared).toBeGreaterThan(8);
   });
 
   it('keeps no marks or trims in its transcript: a request is the same built twice', () => {

@@ -112,6 +112,25 @@ describe('the brain loop', () => {
     expect(textOf(readBack)).toContain('"type":"agent.tool_result"');
   });
 
+  it('a session that outgrows its window even with every result elided drops its oldest turns and goes on', async () => {
+    // Tool calls are not elided: twelve calls of 1,500 characters outgrow a 3,000-token window.
+    const call = (i: number) => ({ blocks: [{ type: 'text', text: `step ${i}` }, { type: 'tool_use', name: 'bash', input: { command: `echo ${String(i).repeat(1500)} | wc -c` } }] });
+    t = await startBrainHost([...Array.from({ length: 12 }, (_, i) => call(i)), { blocks: [{ type: 'text', text: 'done' }] }]);
+    const id = t.newSession('keep going', { context_window_tokens: 3000, max_tokens: 500 });
+    const events = await t.settled(id);
+    expect(events.some((e) => e.type === 'session.error')).toBe(false);
+    expect(events.filter((e) => e.type === 'agent.message').map(textOf).at(-1)).toBe('done');
+    const starts = events.filter((e) => e.type === 'span.model_request_start');
+    const dropped = starts.map((e) => e.dropped_through as number | undefined).filter((d) => d !== undefined);
+    expect(dropped.length).toBeGreaterThan(2);
+    // The start moves on only: never back to an event it dropped.
+    expect(dropped).toEqual([...dropped].sort((a, b) => a - b));
+    const last = t.model.requests.at(-1)!.body as { messages: { role: string; content: { text?: string }[] }[] };
+    expect(last.messages[0]!.content[0]!.text).toContain(`events 1 to ${dropped.at(-1)} are not in this request`);
+    expect(last.messages[1]!.role).toBe('assistant');
+    expect(JSON.stringify(last).length / 4).toBeLessThan(3000);
+  });
+
   it('hands a custom tool call to the client (requires_action) and continues with its result', async () => {
     t = await startBrainHost([
       { blocks: [{ type: 'tool_use', name: 'lookup_weather', input: { city: 'Oslo' } }] },

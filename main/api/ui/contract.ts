@@ -134,6 +134,8 @@ export interface ModelRequestView {
   };
   /** Tool results elided from the request to fit the context window (never from the log). */
   elided_seqs: number[];
+  /** Set when the oldest turns were dropped to fit the window: events 1 to this one are not in the request. */
+  dropped_through?: number;
   estimated_tokens: number;
   /** How the tool list was made (which hands it names). */
   note: string;

@@ -63,7 +63,9 @@ const DESCRIBERS: Record<string, Describe> = {
   }),
   'span.model_request_start': (e) => ({
     text: num(e.context_seq) === undefined ? '' : `context up to #${num(e.context_seq)}`,
-    note: typeof e.elided_count === 'number' && e.elided_count > 0 ? `${e.elided_count} elided` : undefined,
+    note: [typeof e.dropped_through === 'number' ? `#1–${e.dropped_through} dropped` : '', typeof e.elided_count === 'number' && e.elided_count > 0 ? `${e.elided_count} elided` : '']
+      .filter(Boolean)
+      .join(', ') || undefined,
   }),
   'span.model_request_end': modelRequestEnd,
 };

@@ -64,6 +64,7 @@ export function buildModelRequestView(log: SessionLog, job: ModelRequestJob): Mo
     context_seq: built.contextSeq,
     params: built.params as ModelRequestView['params'],
     elided_seqs: built.elidedSeqs,
+    ...(built.droppedThrough !== undefined ? { dropped_through: built.droppedThrough } : {}),
     estimated_tokens: built.estimatedTokens,
     note: `Built by the brain's buildRequest from events 1–${job.atSeq} with the session's agent (${cfg.model}); tools as the session's hands are now: ${job.hands.map((h) => `${h.name} (${h.kind})`).join(', ') || 'none'}.`,
   };

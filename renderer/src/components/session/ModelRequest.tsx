@@ -24,6 +24,12 @@ export function ModelRequest({ view }: { view: ModelRequestView }) {
         </dd>
         <dt>Tools</dt>
         <dd>{params.tools?.map((t) => t.name).join(', ') || 'none'}</dd>
+        {view.dropped_through !== undefined && (
+          <>
+            <dt>Dropped</dt>
+            <dd className="warn">events #1–{view.dropped_through} (the oldest turns, to fit the window; still in the log)</dd>
+          </>
+        )}
         {view.elided_seqs.length > 0 && (
           <>
             <dt>Elided</dt>
