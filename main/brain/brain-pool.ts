@@ -6,7 +6,7 @@ import { brainBaseEnvironment, brainCapability } from '../vault/brain-env';
 import { brainChildOf } from './brain-fork';
 import { BrainLauncher, LAUNCHER_SUPPORTED, type BrainProcess } from './brain-launcher';
 import { brainExecArgv } from './brain-v8';
-import { POOLED_READY, type BrainPrime } from './ipc-protocol';
+import { POOLED_READY, type BrainPrime, type HostToBrain } from './ipc-protocol';
 import type { BrainChild } from './supervisor';
 
 /** Options of a brain pool. */
@@ -152,7 +152,7 @@ export class BrainPool {
     const child = pooled?.child ?? this.startOne().child;
     child.removeAllListeners('exit');
     const cap = brainCapability(sessionId);
-    const brain = wrapBrain(child, sessionId, cap.release);
+    const brain = wrapBrain(child, sessionId, cap.release, () => this.awaitNextRequest(child));
     const primed = prime?.();
     brain.send({ t: 'bind', sessionId, env: cap.env, ...(primed ? { prime: primed } : {}) });
     this.awaitFirstRequest(child);
@@ -196,6 +196,28 @@ export class BrainPool {
     };
     const onMessage = (m: unknown) => startsRequest(m) && done();
     // A session whose first turn calls no model (an interrupt, a tool confirmation) still refills.
+    const timer = setTimeout(done, this.opts.firstRequestWaitMs ?? 1000);
+    timer.unref();
+    child.on('message', onMessage).once('exit', done);
+  }
+
+  /**
+   * A bound brain's new turn goes ahead of brains still starting: they are paused from the
+   * user.message passed on until that brain's request is out, as for its first (bench:first-turn:
+   * a refill starting at niceness 0 took the core from the bound brain, at 5, on its next turn).
+   */
+  private awaitNextRequest(child: BrainProcess): void {
+    if (this.pending.has(child) || !(this.opts.pauseStarting ?? true) || !this.idle.some((w) => !w.ready && !w.paused)) return;
+    this.pending.add(child);
+    for (const w of this.idle) if (!w.ready && !w.paused) this.pause(w);
+    const done = () => {
+      child.off('message', onMessage);
+      child.off('exit', done);
+      clearTimeout(timer);
+      if (this.pending.delete(child) && this.pending.size === 0) setImmediate(() => this.resumeAndFill());
+    };
+    const onMessage = (m: unknown) => startsRequest(m) && done();
+    // A turn that calls no model (an interrupt came first) lets them go on all the same.
     const timer = setTimeout(done, this.opts.firstRequestWaitMs ?? 1000);
     timer.unref();
     child.on('message', onMessage).once('exit', done);
@@ -265,7 +287,13 @@ export class BrainPool {
 }
 
 /** The supervisor's view of a bound brain (as forkBrain gives for a forked one). */
-function wrapBrain(child: BrainProcess, sessionId: string, release: () => void): BrainChild {
+/** Whether a message to a brain passes on a user's message (a new turn). */
+function startsTurn(m: HostToBrain): boolean {
+  if (m.t === 'batch') return m.messages.some(startsTurn);
+  return m.t === 'events' && m.events.some((e) => e.type === 'user.message');
+}
+
+function wrapBrain(child: BrainProcess, sessionId: string, release: () => void, onTurn: () => void): BrainChild {
   child.removeAllListeners('error');
   child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));
   child.once('exit', release).once('close', release);
@@ -274,7 +302,10 @@ function wrapBrain(child: BrainProcess, sessionId: string, release: () => void):
   const base = brainChildOf(child);
   // A brain bound while still starting says it is ready after its bind: not the supervisor's business.
   return {
-    send: base.send,
+    send: (m) => {
+      if (startsTurn(m)) onTurn();
+      base.send(m);
+    },
     onMessage: (l) => base.onMessage((m) => isReady(m) || l(m)),
     onExit: base.onExit,
     kill: base.kill,

@@ -228,13 +228,14 @@ export class Harness {
 
   private async modelStep(a: LogAnalysis): Promise<void> {
     const cfg = this.agentConfig!;
-    if (a.status !== 'running') await this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`);
     const tools = await this.toolsNow(cfg);
+    // Neither the status nor the span waits for its commit: both leave with the request (see the
+    // hold below), in order, and the host logs them while the model works: a new turn's request
+    // goes out without a round trip to the host first. Blocks are logged only once both are.
+    const running = a.status !== 'running' ? this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`) : undefined;
     const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens, modelOptions: cfg.modelOptions });
-    // The span is logged in well under a millisecond, long before a first token: the request does
-    // not wait for its reply. Blocks are logged only once it is.
     const startId = newId.event();
-    const started = this.emit([requestStart(startId, built)], `mreq:${a.lastSeq}`).then(([e]) => {
+    const started = Promise.all([this.emit([requestStart(startId, built)], `mreq:${a.lastSeq}`), running]).then(([[e]]) => {
       // Only a second brain on the session could have logged this step already.
       if (e!.id !== startId) throw new Error(`model request ${e!.id} was already logged for this step`);
       return e!;

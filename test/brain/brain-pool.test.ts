@@ -156,6 +156,39 @@ describe('BrainPool refills after the first request', () => {
     }
   });
 
+  it.skipIf(process.platform === 'win32')("pauses brains still starting from a bound brain's next user.message until its request is out", async () => {
+    const slowEntry = path.join(__dirname, '../fixtures/slow-ready-brain.ts');
+    const pool = new BrainPool({ entry: slowEntry, execArgv: ['--import', 'tsx'], size: 1, firstRequestWaitMs: 60_000 });
+    const before = new Set(brainStates().keys());
+    const brains: BrainChild[] = [];
+    try {
+      pool.fill();
+      const mine = () => [...brainStates()].filter(([pid]) => !before.has(pid));
+      await until(() => mine().length === 1, 'a pooled brain');
+      const a = pool.spawn('sesn_turn_a');
+      brains.push(a);
+      const spans: number[] = [];
+      a.onMessage((m) => (m as { t: string }).t === 'batch' && spans.push(Date.now()));
+      // Its first request: the pool refills, and the new brain starts (3 s of busy start-up).
+      a.send({ t: 'events', events: [] });
+      const other = () => mine().find(([pid]) => pid !== a.pid);
+      await until(() => a.pid !== undefined && pool.waiting === 1 && other() !== undefined && other()![1] !== 'T', 'the refill starting');
+      // A new turn: the starting brain waits until the bound brain's request is out (600 ms later).
+      const message = { id: 'sevt_2', seq: 2, processed_at: '', type: 'user.message', content: [{ type: 'text', text: 'next' }] };
+      a.send({ t: 'events', events: [message] as never });
+      await until(() => other()?.[1] === 'T', 'the starting brain paused');
+      await until(() => other()?.[1] !== 'T', 'the starting brain resumed');
+      expect(spans).toHaveLength(2);
+      // An events message without a user's message (a tool result, say) pauses nothing.
+      a.send({ t: 'events', events: [] });
+      await until(() => spans.length === 3, 'the third request');
+      expect(other()?.[1]).not.toBe('T');
+    } finally {
+      for (const b of brains) b.kill();
+      pool.stop();
+    }
+  });
+
   it.skipIf(process.platform === 'win32')("forks nothing, and pauses brains still starting, while a pooled hand's first call is in flight", async () => {
     const slowEntry = path.join(__dirname, '../fixtures/slow-ready-brain.ts');
     let forks = 0;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildRequest } from '../../main/brain/context';
 import { validateMessagesRequest } from '../fixtures/model-server';
+import type { Reply } from '../fixtures/model-server-types';
 import { startBrainHost, textOf, type BrainTestHost } from '../helpers/brain-host';
 
 let t: BrainTestHost | undefined;
@@ -114,7 +115,7 @@ describe('the brain loop', () => {
 
   it('a session that outgrows its window even with every result elided drops its oldest turns and goes on', async () => {
     // Tool calls are not elided: twelve calls of 1,500 characters outgrow a 3,000-token window.
-    const call = (i: number) => ({ blocks: [{ type: 'text', text: `step ${i}` }, { type: 'tool_use', name: 'bash', input: { command: `echo ${String(i).repeat(1500)} | wc -c` } }] });
+    const call = (i: number): Reply => ({ blocks: [{ type: 'text', text: `step ${i}` }, { type: 'tool_use', name: 'bash', input: { command: `echo ${String(i).repeat(1500)} | wc -c` } }] });
     t = await startBrainHost([...Array.from({ length: 12 }, (_, i) => call(i)), { blocks: [{ type: 'text', text: 'done' }] }]);
     const id = t.newSession('keep going', { context_window_tokens: 3000, max_tokens: 500 });
     const events = await t.settled(id);
