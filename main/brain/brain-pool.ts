@@ -286,13 +286,16 @@ export class BrainPool {
   }
 }
 
-/** The supervisor's view of a bound brain (as forkBrain gives for a forked one). */
 /** Whether a message to a brain passes on a user's message (a new turn). */
 function startsTurn(m: HostToBrain): boolean {
   if (m.t === 'batch') return m.messages.some(startsTurn);
   return m.t === 'events' && m.events.some((e) => e.type === 'user.message');
 }
 
+/**
+ * The supervisor's view of a bound brain (as forkBrain gives for a forked one); `onTurn` hears of
+ * each user's message passed on to it.
+ */
 function wrapBrain(child: BrainProcess, sessionId: string, release: () => void, onTurn: () => void): BrainChild {
   child.removeAllListeners('error');
   child.on('error', (err) => console.error(`corral: brain of ${sessionId}: ${err.message}`));

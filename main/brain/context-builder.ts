@@ -156,7 +156,8 @@ export class ContextBuilder {
     }
     const messageChars = 2 + chars;
 
-    // Oldest tool results first, never one from the newest message; elided once, for good.
+    // Oldest tool results first, never one from the newest message; elided for good while the
+    // request starts at the same message.
     let total = tokensOfChars(messageChars) + system.tokens + tools.tokens - this.savedTokens;
     while (total > budget && this.nextCandidate < this.candidates.length && this.candidates[this.nextCandidate]!.message < last) {
       const { block, seq, contentChars } = this.candidates[this.nextCandidate++]!;
