@@ -33,14 +33,14 @@ const config: UserConfig = {
       // better-sqlite3, zod, ulid … stay external: the native addon cannot be bundled.
       externalizeDeps: true,
       // The brain runs in its own process: a second entry the supervisor forks (brain-entry.js),
-      // started by the brain launcher (brain-launcher.js, see brain/brain-launcher.ts).
+      // started by the launcher (launcher.js, see launcher/launcher-process.ts), which also starts git and tar for the hands.
       // The local hand's worker threads run a third (local-hand-worker.js, see hands/local/off-loop/lanes.ts),
       // and the UI's model-request view a fourth (model-request-worker.js, api/ui/calls/model-request.ts).
       lib: {
         entry: {
           index: resolve(root, 'main/shell/index.ts'),
           'brain-entry': resolve(root, 'main/brain/entry.ts'),
-          'brain-launcher': resolve(root, 'main/brain/launcher-entry.ts'),
+          launcher: resolve(root, 'main/launcher/entry.ts'),
           'local-hand-worker': resolve(root, 'main/hands/local/off-loop/worker.ts'),
           'model-request-worker': resolve(root, 'main/api/ui/calls/model-request-worker.ts'),
         },

@@ -35,6 +35,7 @@ const MAY_NOT_IMPORT: Record<string, string[]> = {
   mcp: ['brain', 'api', 'shell', 'host'],
   host: ['api', 'shell'],
   logging: ['catalog', 'hands', 'brain', 'api', 'shell', 'host', 'vault'],
+  launcher: ['session', 'catalog', 'hands', 'brain', 'api', 'shell', 'host', 'mcp'],
 };
 
 /** Imports that break MAY_NOT_IMPORT, as `file -> target`. */

@@ -1,13 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { brainBaseEnvironment } from '../vault/brain-env';
+import { LauncherProcess } from '../launcher/launcher-process';
 import { lineSplitter, toLine } from './json-lines';
-import type { LauncherReply, LauncherRequest } from './launcher-protocol';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+export { LAUNCHER_SUPPORTED } from '../launcher/launcher-process';
 
 /**
  * What the host uses of a brain process, whether it forked it (a ChildProcess) or its launcher
@@ -22,76 +18,43 @@ export interface BrainProcess extends Pick<EventEmitter, 'on' | 'once' | 'off' |
   kill(signal?: NodeJS.Signals): boolean;
 }
 
-/** Where the launcher's program is: the TypeScript source under tsx, or the build's brain-launcher.js. */
-function launcherEntry(): { entry: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  return fromSource ? { entry: path.join(here, 'launcher-entry.ts'), execArgv: ['--import', 'tsx'] } : { entry: path.join(here, 'brain-launcher.js'), execArgv: [] };
-}
-
-/** Whether brains can be started by a launcher here (a socket passed over IPC: not on Windows). */
-export const LAUNCHER_SUPPORTED = process.platform !== 'win32';
-
 /**
- * The host's side of the brain launcher (launcher-entry.ts): one small process, forked once
- * (again if it dies), which starts brains so that the host never blocks on a process start.
- * A brain started this way talks to the host over its own socket (newline-delimited JSON),
- * never through the launcher.
+ * Starts brains through the launcher (launcher/entry.ts), so that the host never blocks on a
+ * brain's process start. A brain started this way talks to the host over its own socket
+ * (newline-delimited JSON), never through the launcher.
  */
 export class BrainLauncher {
-  private proc?: ChildProcess;
-  private nextId = 1;
-  private readonly brains = new Map<number, LaunchedBrain>();
-  private stopped = false;
+  private readonly launcher = new LauncherProcess();
 
   /** Starts `file args` with `env` (niceness set as it starts); its wire is fd 3. */
   spawn(file: string, args: string[], env: NodeJS.ProcessEnv, niceness?: number): LaunchedBrain {
-    const id = this.nextId++;
     const brain = new LaunchedBrain();
-    if (this.stopped) {
-      setImmediate(() => brain.failed('the brain launcher is stopped'));
-      return brain;
-    }
-    this.brains.set(id, brain);
-    brain.once('close', () => this.brains.delete(id));
-    const request: LauncherRequest = { t: 'spawn', id, file, args, env: { ...env, CORRAL_BRAIN_WIRE: 'fd3' }, ...(niceness !== undefined ? { niceness } : {}) };
-    this.process().send(request, (err) => err && brain.failed(`the brain launcher did not take the request: ${err.message}`));
+    let id = 0;
+    const sent = this.launcher.request(
+      (n) => ((id = n), { t: 'spawn', id: n, file, args, env: { ...env, CORRAL_BRAIN_WIRE: 'fd3' }, ...(niceness !== undefined ? { niceness } : {}) }),
+      {
+        reply: (m, handle) => {
+          if (m.t === 'spawned') brain.spawned(m.pid, handle);
+          else if (m.t === 'failed') brain.failed(m.error);
+          else if (m.t === 'exit') brain.exited(m.code, m.signal);
+        },
+        launcherGone: () => brain.launcherGone(),
+      },
+      (err) => brain.failed(`the brain launcher did not take the request: ${err.message}`),
+    );
+    if (!sent) setImmediate(() => brain.failed('the brain launcher is stopped'));
+    else brain.once('close', () => this.launcher.done(id));
     return brain;
   }
 
   /** The launcher process's pid, while it runs. */
   get pid(): number | undefined {
-    return this.proc?.pid;
+    return this.launcher.pid;
   }
 
   /** Ends the launcher (brains already started keep their sockets and end with their sessions). */
   stop(): void {
-    this.stopped = true;
-    this.proc?.kill('SIGKILL');
-    this.proc = undefined;
-  }
-
-  private process(): ChildProcess {
-    if (this.proc && this.proc.connected) return this.proc;
-    const { entry, execArgv } = launcherEntry();
-    const env = brainBaseEnvironment();
-    // Inside Electron, fork runs the Electron binary: make it behave as Node.
-    if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
-    const proc = fork(entry, [], { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
-    this.proc = proc;
-    proc.on('error', (err) => console.error(`corral: brain launcher: ${err.message}`));
-    proc.on('message', (m: LauncherReply, handle?: net.Socket) => {
-      const brain = this.brains.get(m.id);
-      if (!brain) return void handle?.destroy();
-      if (m.t === 'spawned') brain.spawned(m.pid, handle);
-      else if (m.t === 'failed') brain.failed(m.error);
-      else brain.exited(m.code, m.signal);
-    });
-    proc.once('exit', () => {
-      if (this.proc === proc) this.proc = undefined;
-      // Brains it had not started yet never will; those running are told apart by their sockets.
-      for (const brain of this.brains.values()) brain.launcherGone();
-    });
-    return proc;
+    this.launcher.stop();
   }
 }
 

@@ -7,18 +7,13 @@
  * pointed at the git proxy as the hand reaches it now (an SSH hand's forwarded port changes
  * with each connection).
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { hostGitEnv } from '../child-env';
+import { runHere } from './host-run';
 import { shq } from './remote/shell-hand';
 import type { ResourceTarget } from './resources';
 import { relayRemote, runsSandboxed } from './local/sandbox-git';
 
-const run = promisify(execFile);
-/** The host's git with the same allowlisted environment as its clones (resources.ts). */
-const git = (file: string, args: string[], opts: { signal?: AbortSignal }) => run(file, args, { ...opts, env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0' } });
 
 /** What was found: nothing (clone as usual), or a kept clone and where its origin points now. */
 export type Kept = { kept: false } | { kept: true; remote?: string; note?: string };
@@ -39,8 +34,8 @@ export async function keepExistingClone(
     if (!config.includes(route.path) && !(relay && config.includes(relay))) return { kept: false };
     const url = relay && (await runsSandboxed(target.hand)) ? relay : `http://127.0.0.1:${route.port}${route.path}`;
     try {
-      await git('git', ['-C', dir, 'remote', 'set-url', 'origin', url], { signal });
-      await git('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal });
+      await runHere('git', ['-C', dir, 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
+      await runHere('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
       return { kept: true, remote: url };
     } catch (err) {
       return { kept: true, note: `origin could not be re-pointed: ${(err as Error).message.slice(0, 300)}` };

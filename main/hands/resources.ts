@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,8 +6,8 @@ import type { SessionLog } from '../session/store';
 import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
-import { hostGitEnv } from '../child-env';
-import { GitProgressParser, isGitProgressLine, type ProvisionProgress } from './provision-progress';
+import { runHere } from './host-run';
+import { GitProgressParser, type ProvisionProgress } from './provision-progress';
 import { keepExistingClone } from './resources-kept';
 import { relayRemote, runsSandboxed, scrubReflogs } from './local/sandbox-git';
 
@@ -59,6 +58,7 @@ export interface RepoRouter {
 /** A repository larger than this (as a tar, history included) is not shipped to a hand. */
 export const MAX_SHIPPED_REPO_BYTES = 1024 * 1024 * 1024;
 const CLONE_TIMEOUT_MS = 10 * 60_000;
+const TOO_BIG = `the repository is larger than ${MAX_SHIPPED_REPO_BYTES / 1024 ** 2} MB packed; too large to copy to the hand`;
 
 /** Where a repository goes on a hand: its mount path, with `/workspace/` meaning the work folder. */
 export function repoTarget(mountPath: string | undefined, url: string): string {
@@ -165,10 +165,10 @@ async function pointRemoteAtProxy(
     await cloneLocally(from, dir, signal, target.onProgress, repo);
     // A sandboxed hand reaches the proxy only through its relay, bound to the session (no capability).
     if (route.boundPath && (await runsSandboxed(target.hand))) {
-      await run('git', ['-C', dir, 'remote', 'set-url', 'origin', relayRemote(route.boundPath)], { signal, what: 'git remote set-url' });
+      await runHere('git', ['-C', dir, 'remote', 'set-url', 'origin', relayRemote(route.boundPath)], { signal, what: 'git remote set-url' });
       await scrubReflogs(path.join(dir, '.git'), route.url, relayRemote(route.boundPath));
     }
-    await run('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+    await runHere('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     return 'git proxy';
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
@@ -179,11 +179,11 @@ async function pointRemoteAtProxy(
     const url = reach ? `http://${reach.host}:${reach.port}${route.path}` : repo.url;
     await clone(from, path.join(tmp, 'repo'), signal, target.onProgress, repo);
     // Set here, before packing: the hand may have no git of its own to set it with.
-    await run('git', ['-C', path.join(tmp, 'repo'), 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
+    await runHere('git', ['-C', path.join(tmp, 'repo'), 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
     // The git proxy is reached directly, never through the egress proxy a hand's HTTP_PROXY names.
-    if (reach) await run('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+    if (reach) await runHere('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
     target.onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
-    const tar = await run('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone' });
+    const tar = await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone' });
     await unpackTar(tar, dest, target.shell, target.workDir, { signal });
     return reach ? 'git proxy' : `direct (the hand cannot reach the git proxy${why})`;
   } finally {
@@ -220,7 +220,7 @@ export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promi
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
     await clone(repo, path.join(tmp, 'repo'), o.signal, o.onProgress, repo, o.niceness);
-    return await run('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, what: 'packing the clone', niceness: o.niceness });
+    return await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', niceness: o.niceness });
   } finally {
     // Not rmSync: a clone may hold tens of thousands of files, seconds of the host's loop.
     await fs.promises.rm(tmp, { recursive: true, force: true });
@@ -229,7 +229,7 @@ export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promi
 
 /** A repository's refs as `git ls-remote` lists them (HEAD included): what a clone of it would hold. */
 export async function lsRemote(repo: RepoResource, o: BackgroundRun = {}): Promise<string> {
-  return (await run('git', ['ls-remote', '--', repo.url], { signal: o.signal, what: 'git ls-remote', niceness: o.niceness })).toString('utf8');
+  return (await runHere('git', ['ls-remote', '--', repo.url], { signal: o.signal, what: 'git ls-remote', niceness: o.niceness })).toString('utf8');
 }
 
 /** Unpacks a tar (packRepo's) at `dest` on the remote hand. */
@@ -274,53 +274,6 @@ async function clone(repo: RepoResource, dir: string, signal?: AbortSignal, onPr
   onProgress?.({ phase: 'cloning', ...said });
   const parser = onProgress ? new GitProgressParser() : undefined;
   const stderr = parser && ((chunk: string) => parser.feed(chunk, (p) => onProgress!({ ...p, ...said })));
-  await run('git', ['-c', 'core.autocrlf=false', 'clone', onProgress ? '--progress' : '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone', stderr, niceness });
-  if (repo.checkout?.type === 'commit') await run('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout', niceness });
-}
-
-/** Runs a program here; resolves with its stdout, rejects with its stderr in the message. */
-function run(cmd: string, args: string[], opts: { signal?: AbortSignal; maxBytes?: number; what: string; stderr?: (chunk: string) => void; niceness?: number }): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    // No terminal prompts: a repository that needs a password fails now instead of hanging.
-    const child = spawn(cmd, args, {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
-      env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
-      signal: opts.signal,
-      timeout: CLONE_TIMEOUT_MS,
-    });
-    // Work done ahead of need gives way to sessions' (raising niceness needs no privilege).
-    if (opts.niceness && child.pid !== undefined) {
-      try {
-        os.setPriority(child.pid, opts.niceness);
-      } catch {
-        // Gone already, or a platform without priorities: it runs as it is.
-      }
-    }
-    const out: Buffer[] = [];
-    let size = 0;
-    let err = '';
-    let tooBig = false;
-    child.stdout.on('data', (c: Buffer) => {
-      size += c.length;
-      if (opts.maxBytes !== undefined && size > opts.maxBytes) {
-        tooBig = true;
-        child.kill('SIGKILL');
-      } else out.push(c);
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      const text = c.toString('utf8');
-      opts.stderr?.(text);
-      // Progress lines say nothing about a failure: kept out of its message.
-      err = (err + (opts.stderr ? text.split(/(?<=[\r\n])/).filter((l) => !isGitProgressLine(l)).join('') : text)).slice(-4000);
-    });
-    child.on('error', (e: NodeJS.ErrnoException) =>
-      reject(new Error(e.code === 'ENOENT' ? `${cmd} is not installed on this machine` : e.name === 'AbortError' ? `${opts.what} was stopped` : `${opts.what}: ${e.message}`)),
-    );
-    child.on('close', (code, sig) => {
-      if (tooBig) reject(new Error(`the repository is larger than ${MAX_SHIPPED_REPO_BYTES / 1024 ** 2} MB packed; too large to copy to the hand`));
-      else if (code === 0) resolve(Buffer.concat(out));
-      else reject(new Error(`${opts.what} failed (${code !== null ? `exit code ${code}` : `SIG${sig}`}): ${err.trim()}`));
-    });
-  });
+  await runHere('git', ['-c', 'core.autocrlf=false', 'clone', onProgress ? '--progress' : '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone', stderr, niceness });
+  if (repo.checkout?.type === 'commit') await runHere('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout', niceness });
 }

@@ -1,0 +1,63 @@
+/**
+ * The programs the hands run on this machine for provisioning (git, tar), started by the
+ * launcher (launcher/run-program.ts): a process start from the host would hold its event loop.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import { hostGitEnv } from '../child-env';
+import { runProgram } from '../launcher/run-program';
+import { isGitProgressLine } from './provision-progress';
+
+/** Past this a run is ended: a clone or a pack that has not finished is not coming. */
+const HOST_RUN_TIMEOUT_MS = 10 * 60_000;
+
+/** How to run one, and what to say when it fails. */
+export interface HostRunOptions {
+  /** Names it in errors ("git clone failed (exit code 128): …"). */
+  what: string;
+  signal?: AbortSignal;
+  /** Stdout past this ends the run with `tooBig` as its error. */
+  maxBytes?: number;
+  tooBig?: string;
+  /** Each piece of stderr as it comes (git's --progress lines); they are kept out of errors. */
+  stderr?: (chunk: string) => void;
+  niceness?: number;
+}
+
+/** Runs `cmd args` here; resolves with its stdout, rejects with its stderr in the message. */
+export async function runHere(cmd: string, args: string[], opts: HostRunOptions): Promise<Buffer> {
+  const out: Buffer[] = [];
+  let size = 0;
+  let err = '';
+  let tooBig = false;
+  const decoder = new StringDecoder('utf8');
+  const program = runProgram(cmd, args, {
+    // No terminal prompts: a repository that needs a password fails now instead of hanging.
+    // COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
+    env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
+    signal: opts.signal,
+    timeoutMs: HOST_RUN_TIMEOUT_MS,
+    // Work done ahead of need gives way to sessions' (raising niceness needs no privilege).
+    niceness: opts.niceness,
+    onStdout: (c) => {
+      size += c.length;
+      if (opts.maxBytes !== undefined && size > opts.maxBytes) {
+        tooBig = true;
+        program.kill('SIGKILL');
+      } else if (!tooBig) out.push(c);
+    },
+    onStderr: (c) => {
+      const text = decoder.write(c);
+      opts.stderr?.(text);
+      // Progress lines say nothing about a failure: kept out of its message.
+      err = (err + (opts.stderr ? text.split(/(?<=[\r\n])/).filter((l) => !isGitProgressLine(l)).join('') : text)).slice(-4000);
+    },
+  });
+  const end = await program.done.catch((e: NodeJS.ErrnoException) => {
+    throw new Error(e.code === 'ENOENT' ? `${cmd} is not installed on this machine` : `${opts.what}: ${e.message}`);
+  });
+  if (end.aborted) throw new Error(`${opts.what} was stopped`);
+  if (tooBig) throw new Error(opts.tooBig ?? `${opts.what} wrote more than ${opts.maxBytes} bytes`);
+  if (end.timedOut) throw new Error(`${opts.what} took longer than ${HOST_RUN_TIMEOUT_MS / 60_000} minutes and was stopped`);
+  if (end.code === 0) return Buffer.concat(out);
+  throw new Error(`${opts.what} failed (${end.code !== null ? `exit code ${end.code}` : end.signal}): ${err.trim()}`);
+}
