@@ -183,22 +183,8 @@ export class BrainPool {
     }
     this.pending.add(child);
     if (this.opts.pauseStarting ?? true) for (const w of this.idle) if (!w.ready && !w.paused) this.pause(w);
-    const done = () => {
-      child.off('message', onMessage);
-      child.off('exit', done);
-      clearTimeout(timer);
-      if (!this.pending.delete(child)) return;
-      if (lower) setNiceness(child);
-      if (this.pending.size > 0) return;
-      // After the supervisor has logged the span this message carries (its listener comes later):
-      // a fork holds the host's loop for a few ms.
-      setImmediate(() => this.resumeAndFill());
-    };
-    const onMessage = (m: unknown) => startsRequest(m) && done();
     // A session whose first turn calls no model (an interrupt, a tool confirmation) still refills.
-    const timer = setTimeout(done, this.opts.firstRequestWaitMs ?? 1000);
-    timer.unref();
-    child.on('message', onMessage).once('exit', done);
+    this.untilRequest(child, () => lower && setNiceness(child));
   }
 
   /**
@@ -210,14 +196,26 @@ export class BrainPool {
     if (this.pending.has(child) || !(this.opts.pauseStarting ?? true) || !this.idle.some((w) => !w.ready && !w.paused)) return;
     this.pending.add(child);
     for (const w of this.idle) if (!w.ready && !w.paused) this.pause(w);
+    // A turn that calls no model (an interrupt came first) lets them go on all the same.
+    this.untilRequest(child);
+  }
+
+  /**
+   * Holds `child` in `pending` until it starts a model request, exits, or firstRequestWaitMs
+   * passes; then `then()`, and brains still starting go on once no bound brain is pending.
+   */
+  private untilRequest(child: BrainProcess, then: () => void = () => {}): void {
     const done = () => {
       child.off('message', onMessage);
       child.off('exit', done);
       clearTimeout(timer);
-      if (this.pending.delete(child) && this.pending.size === 0) setImmediate(() => this.resumeAndFill());
+      if (!this.pending.delete(child)) return;
+      then();
+      // After the supervisor has logged the span this message carries (its listener comes later):
+      // a fork holds the host's loop for a few ms.
+      if (this.pending.size === 0) setImmediate(() => this.resumeAndFill());
     };
     const onMessage = (m: unknown) => startsRequest(m) && done();
-    // A turn that calls no model (an interrupt came first) lets them go on all the same.
     const timer = setTimeout(done, this.opts.firstRequestWaitMs ?? 1000);
     timer.unref();
     child.on('message', onMessage).once('exit', done);
