@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/pool-first-call.ts`: a pooled docker hand's first bash call (host.hands.execute,
+ * `npx tsx bench/pool-first-call.ts`: a pooled docker (or, with BENCH_KIND=ssh, SSH) hand's first bash call (host.hands.execute,
  * from the call to its result) with a repository of BENCH_FILES files, one session at a time:
  * while nothing else runs, and while the pool is making a replacement (a container started and
  * the repository unpacked), and while a used hand is removed (a session ended). Prints p50/p95
@@ -16,12 +16,18 @@ import { makeRepo } from './ttft-repo';
 
 const files = Number(process.env.BENCH_FILES ?? 3000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 8);
+const kind = process.env.BENCH_KIND === 'ssh' ? 'ssh' : 'docker';
 const docker = handsEnv('docker');
+const ssh = handsEnv('ssh');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-bench-pool-'));
 const repoUrl = makeRepo(path.join(scratch, 'project'), files, 3);
 const host = createHost({ dataDir: path.join(scratch, 'data'), workRoot: path.join(scratch, 'work'), handPool: { pooled: 3 } });
 await host.started;
-const env = host.environments.create({ name: 'pooled', config: { type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE, docker_host: docker.CORRAL_TEST_DOCKER_HOST } as never, metadata: {}, description: null }).id;
+const config =
+  kind === 'ssh'
+    ? { type: 'ssh', host: ssh.CORRAL_TEST_SSH_HOST, port: Number(ssh.CORRAL_TEST_SSH_PORT), user: ssh.CORRAL_TEST_SSH_USER, identity_file: ssh.CORRAL_TEST_SSH_KEY, working_dir: 'corral-bench-pool' }
+    : { type: 'docker', image: docker.CORRAL_TEST_DOCKER_IMAGE, docker_host: docker.CORRAL_TEST_DOCKER_HOST };
+const env = host.environments.create({ name: 'pooled', config: config as never, metadata: {}, description: null }).id;
 const session = () => host.log.createSession({ environment_id: env, record: { agent: { model: { id: 'm' }, tools: [{ type: 'agent_toolset_20260401' }] }, resources: [{ type: 'github_repository', url: repoUrl, mount_path: '/workspace/repo' }] } }).session.id;
 const pool = () => host.hands.pool.state().find((p) => p.environment_id === env)!;
 const until = async (ok: () => boolean) => {
@@ -64,7 +70,7 @@ for (let i = 0; i < rounds; i++) {
   await host.hands.release(c.id, 'main');
 }
 const line = (label: string, xs: number[]) => `${label.padEnd(48)} n ${xs.length}  p50 ${fmt(percentile(xs, 50), 1)} ms  p95 ${fmt(percentile(xs, 95), 1)} ms`;
-console.log(`${files} files, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
+console.log(`${kind}, ${files} files, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
 console.log(line('pooled first call, nothing being made', quiet));
 console.log(line('pooled first call, a replacement being made', busy));
 console.log(line('pooled first call, a used hand being removed', releasing));

@@ -2,7 +2,7 @@ import { execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { BrainPool } from '../main/brain/brain-pool';
 import { brainPrime } from '../main/brain/brain-prime';
 import { createHost } from '../main/host';
@@ -78,7 +78,7 @@ async function startModel(firstTokenMs: string) {
  * full (container or connection, clone, set-up) before its first brain starts, as a harness
  * inside its container must; decoupled: the normal host, hands provisioned at first use.
  */
-export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; loadAtStart: number; poolEnd?: unknown[] }> {
+export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; loadAtStart: number; loopDelay: { p99: number; max: number }; poolEnd?: unknown[] }> {
   const model = await startModel(o.firstTokenMs);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
@@ -185,10 +185,14 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     }
   };
   const t0 = now();
+  // The host's event loop while the sessions run (this process is the host).
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
   let poolEnd: unknown[] | undefined;
   try {
     await Promise.all(Array.from({ length: o.concurrency }, (_, k) => worker(k)));
   } finally {
+    delay.disable();
     stop();
     // What the pools went through (misses, failures and why), for the report.
     if (mode === 'pooled') poolEnd = host.hands.pool.state().map(({ environment_id: _id, ...p }) => p);
@@ -199,7 +203,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
   // How long the sessions took together.
-  return Object.assign(out, { wallMs: now() - t0, loadAtStart, ...(poolEnd ? { poolEnd } : {}) });
+  return Object.assign(out, { wallMs: now() - t0, loadAtStart, loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 }, ...(poolEnd ? { poolEnd } : {}) });
 }
 
 /**

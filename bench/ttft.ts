@@ -73,14 +73,14 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   let sizing: PoolSizing[] = [];
   try {
     coupled = await runMode('coupled', o);
-    log(`coupled: done (${coupled.length} sessions; load average at its start ${fmt(coupled.loadAtStart, 2)})`);
+    log(`coupled: done (${coupled.length} sessions; load average at its start ${fmt(coupled.loadAtStart, 2)}; host loop delay p99 ${fmt(coupled.loopDelay.p99, 1)} ms, max ${fmt(coupled.loopDelay.max, 1)} ms)`);
     decoupled = await runMode('decoupled', o);
-    log(`decoupled: done (${decoupled.length} sessions; load average at its start ${fmt(decoupled.loadAtStart, 2)})`);
+    log(`decoupled: done (${decoupled.length} sessions; load average at its start ${fmt(decoupled.loadAtStart, 2)}; host loop delay p99 ${fmt(decoupled.loopDelay.p99, 1)} ms, max ${fmt(decoupled.loopDelay.max, 1)} ms)`);
     sizing = sizePools(o, decoupled, process.env.BENCH_HAND_POOL ? Number(process.env.BENCH_HAND_POOL) : undefined);
     for (const p of sizing) log(p.note);
     o.handPool = Object.fromEntries(sizing.map((p) => [p.kind, p.size]));
     pooled = await runMode('pooled', o);
-    log(`pooled: done (${pooled.length} sessions; load average at its start ${fmt(pooled.loadAtStart, 2)}; pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
+    log(`pooled: done (${pooled.length} sessions; load average at its start ${fmt(pooled.loadAtStart, 2)}; host loop delay p99 ${fmt(pooled.loopDelay.p99, 1)} ms, max ${fmt(pooled.loopDelay.max, 1)} ms; pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
     log(`the pools at the end: ${JSON.stringify(pooled.poolEnd)}`);
   } finally {
     release();
