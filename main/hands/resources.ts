@@ -6,7 +6,7 @@ import type { SessionLog } from '../session/store';
 import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
-import { runHere } from './host-run';
+import { removeTree, runHere } from './host-run';
 import { GitProgressParser, type ProvisionProgress } from './provision-progress';
 import { keepExistingClone } from './resources-kept';
 import { relayRemote, runsSandboxed, scrubReflogs } from './local/sandbox-git';
@@ -187,7 +187,7 @@ async function pointRemoteAtProxy(
     await unpackTar(tar, dest, target.shell, target.workDir, { signal });
     return reach ? 'git proxy' : `direct (the hand cannot reach the git proxy${why})`;
   } finally {
-    await fs.promises.rm(tmp, { recursive: true, force: true });
+    await removeTree(tmp);
   }
 }
 
@@ -223,7 +223,7 @@ export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promi
     return await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', niceness: o.niceness });
   } finally {
     // Not rmSync: a clone may hold tens of thousands of files, seconds of the host's loop.
-    await fs.promises.rm(tmp, { recursive: true, force: true });
+    await removeTree(tmp);
   }
 }
 
