@@ -11,6 +11,7 @@ import { sshStartShell } from './persistent';
 import { reverseForward } from './reverse-forward';
 import { ChannelSlots } from './slots';
 import { readRemoteFile, writeRemoteFile } from './sftp-files';
+import { writeInPieces } from './stdin-pieces';
 
 /** sshd allows 10 sessions per connection by default (MaxSessions): SFTP takes one, kills one. */
 const EXEC_SLOTS = 8;
@@ -228,7 +229,7 @@ export class SshShell implements RemoteShell {
           // No exit status: the connection is probably going; say so if it does.
           setTimeout(() => finish(this.lost ? { exitCode: null, lost: this.lost } : { exitCode: null }), EXIT_GRACE_MS);
         });
-        if (opts.stdin?.length) stream.end(opts.stdin);
+        if (opts.stdin?.length) writeInPieces(stream, opts.stdin);
         else stream.end();
       });
     });
