@@ -54,6 +54,9 @@ const GROUPS = process.platform !== 'win32';
  */
 const PIPES_AFTER_EXIT_MS = 2000;
 
+/** How long a program asked to end (SIGTERM) may take before it is killed. */
+const KILL_GRACE_MS = 5000;
+
 /** Starts `file args`; see RunProgramOptions. */
 export function runProgram(file: string, args: string[], o: RunProgramOptions): RunningProgram {
   const run = new Run(o);
@@ -76,10 +79,11 @@ class Run implements RunningProgram {
   private settled = false;
   private timer?: NodeJS.Timeout;
   private pipesTimer?: NodeJS.Timeout;
+  private killTimer?: NodeJS.Timeout;
   private readonly streams: Readable[] = [];
   private onAbort = () => {
     this.aborted = true;
-    this.kill('SIGTERM');
+    this.end();
   };
   private cleanup: () => void = () => {};
 
@@ -96,6 +100,12 @@ class Run implements RunningProgram {
     } catch {
       // Gone already: its exit is on its way.
     }
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited after a grace period. */
+  private end(): void {
+    this.kill('SIGTERM');
+    if (!this.killTimer) (this.killTimer = setTimeout(() => this.kill('SIGKILL'), KILL_GRACE_MS)).unref();
   }
 
   finishAborted(): void {
@@ -133,7 +143,7 @@ class Run implements RunningProgram {
     if (this.o.timeoutMs !== undefined) {
       this.timer = setTimeout(() => {
         this.timedOut = true;
-        this.kill('SIGTERM');
+        this.end();
       }, this.o.timeoutMs);
     }
   }
@@ -193,6 +203,7 @@ class Run implements RunningProgram {
   private release(): void {
     clearTimeout(this.timer);
     clearTimeout(this.pipesTimer);
+    clearTimeout(this.killTimer);
     this.o.signal?.removeEventListener('abort', this.onAbort);
     this.cleanup();
   }

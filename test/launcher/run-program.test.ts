@@ -53,7 +53,7 @@ describe.each(['launcher', 'direct'] as const)('runProgram, %s', (via) => {
     expect(r.stdout.split('\n').slice(0, 4)).toEqual(['/tmp', 'this', 'none', '7']);
   });
 
-  it('ends a program on abort, on timeout, and on kill (even asked before it has started)', async () => {
+  it('ends a program on abort, on timeout, and on kill (even asked before it has started)', { timeout: 20_000 }, async () => {
     const ctrl = new AbortController();
     const aborted = sh('sleep 30', { via, signal: ctrl.signal });
     setTimeout(() => ctrl.abort(), 100);
@@ -62,6 +62,9 @@ describe.each(['launcher', 'direct'] as const)('runProgram, %s', (via) => {
     const program = runProgram('sleep', ['30'], { env, via, onStdout: () => {}, onStderr: () => {} });
     program.kill('SIGKILL');
     expect(await program.done).toMatchObject({ signal: 'SIGKILL', aborted: false, timedOut: false });
+    // One that ignores SIGTERM is killed after the grace period.
+    const stubborn = await sh("trap '' TERM; sleep 30 & wait; sleep 30", { via, timeoutMs: 100 });
+    expect(stubborn).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
     const already = new AbortController();
     already.abort();
     expect(await sh('echo never', { via, signal: already.signal })).toMatchObject({ aborted: true, stdout: '' });
