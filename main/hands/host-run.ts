@@ -22,6 +22,8 @@ export interface HostRunOptions {
   /** Each piece of stderr as it comes (git's --progress lines); they are kept out of errors. */
   stderr?: (chunk: string) => void;
   niceness?: number;
+  /** Past this it is ended (default 10 minutes: a clone or a pack that has not finished is not coming). */
+  timeoutMs?: number;
 }
 
 /** Runs `cmd args` here; resolves with its stdout, rejects with its stderr in the message. */
@@ -36,7 +38,7 @@ export async function runHere(cmd: string, args: string[], opts: HostRunOptions)
     // COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
     env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
     signal: opts.signal,
-    timeoutMs: HOST_RUN_TIMEOUT_MS,
+    timeoutMs: opts.timeoutMs ?? HOST_RUN_TIMEOUT_MS,
     // Work done ahead of need gives way to sessions' (raising niceness needs no privilege).
     niceness: opts.niceness,
     onStdout: (c) => {
@@ -54,14 +56,17 @@ export async function runHere(cmd: string, args: string[], opts: HostRunOptions)
     },
   });
   const end = await program.done.catch((e: NodeJS.ErrnoException) => {
-    throw new Error(e.code === 'ENOENT' ? `${cmd} is not installed on this machine` : `${opts.what}: ${e.message}`);
+    if (e.code === 'ENOENT') throw Object.assign(new Error(`${cmd} is not installed on this machine`), { code: 'ENOENT' });
+    throw new Error(`${opts.what}: ${e.message}`);
   });
   if (end.aborted) throw new Error(`${opts.what} was stopped`);
   if (tooBig) throw new Error(opts.tooBig ?? `${opts.what} wrote more than ${opts.maxBytes} bytes`);
-  if (end.timedOut) throw new Error(`${opts.what} took longer than ${HOST_RUN_TIMEOUT_MS / 60_000} minutes and was stopped`);
+  if (end.timedOut) throw new Error(`${opts.what} took longer than ${fmtDuration(opts.timeoutMs ?? HOST_RUN_TIMEOUT_MS)} and was stopped`);
   if (end.code === 0) return await joinInSlices(out, size);
   throw new Error(`${opts.what} failed (${end.code !== null ? `exit code ${end.code}` : end.signal}): ${err.trim()}`);
 }
+
+const fmtDuration = (ms: number) => (ms >= 60_000 ? `${ms / 60_000} minutes` : `${ms / 1000} s`);
 
 /** How many bytes are copied per macrotask when a large output is joined into one buffer. */
 const JOIN_SLICE_BYTES = 1024 * 1024;

@@ -3,13 +3,13 @@
  * exists, since it follows Include, Match and tokens exactly as ssh does; else the ssh-config
  * package over the file with its Includes inlined) and listing the aliases it defines.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SSHConfig from 'ssh-config';
 import { SshConnectError } from './errors';
 import { DEFAULT_SSH_PORT, expandPath, localUserName } from './local-paths';
+import { runHere } from '../host-run';
 
 /** What an alias resolves to (values still unexpanded: `~` and % tokens stay). */
 export interface AliasValues {
@@ -41,30 +41,35 @@ export function defaultSshConfigFile(home = os.homedir()): string {
 let sshBinary: Promise<boolean> | undefined;
 /** Is there an `ssh` binary to ask (`ssh -G`)? Checked once. */
 export function hasSshBinary(): Promise<boolean> {
-  sshBinary ??= new Promise((resolve) => {
-    execFile('ssh', ['-V'], { timeout: 5000 }, (err) => resolve(!err || (err as NodeJS.ErrnoException).code !== 'ENOENT'));
-  });
+  sshBinary ??= runHere('ssh', ['-V'], { what: 'ssh -V', timeoutMs: 5000 }).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
+  );
   return sshBinary;
 }
 
-function runSshG(alias: string, file: string | undefined): Promise<Map<string, string[]>> {
+/**
+ * `ssh -G`, started by the launcher (not on the host's loop) with the allowlisted environment
+ * the host's git gets: HOME, USER and the agent socket, never the host's own secrets (a config's
+ * `Match exec` runs a command with it).
+ */
+async function runSshG(alias: string, file: string | undefined): Promise<Map<string, string[]>> {
   const args = ['-G', ...(file ? ['-F', file] : []), '--', alias];
-  return new Promise((resolve, reject) => {
-    execFile('ssh', args, { timeout: 10_000, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) {
-        const why = String(stderr).trim().split('\n').slice(-3).join(' ') || err.message;
-        return reject(new SshConnectError('CONFIG', `Cannot resolve the ssh config alias '${alias}' (ssh -G): ${why}`));
-      }
-      const values = new Map<string, string[]>();
-      for (const line of String(stdout).split('\n')) {
-        const m = /^(\S+)\s+(.*)$/.exec(line.trim());
-        if (!m) continue;
-        const key = m[1]!.toLowerCase();
-        values.set(key, [...(values.get(key) ?? []), m[2]!]);
-      }
-      resolve(values);
-    });
-  });
+  let stdout: string;
+  try {
+    stdout = (await runHere('ssh', args, { what: 'ssh -G', timeoutMs: 10_000, maxBytes: 4 * 1024 * 1024 })).toString('utf8');
+  } catch (err) {
+    const why = (err as Error).message.replace(/^ssh -G failed \([^)]*\): /, '').trim().split('\n').slice(-3).join(' ');
+    throw new SshConnectError('CONFIG', `Cannot resolve the ssh config alias '${alias}' (ssh -G): ${why}`);
+  }
+  const values = new Map<string, string[]>();
+  for (const line of stdout.split('\n')) {
+    const m = /^(\S+)\s+(.*)$/.exec(line.trim());
+    if (!m) continue;
+    const key = m[1]!.toLowerCase();
+    values.set(key, [...(values.get(key) ?? []), m[2]!]);
+  }
+  return values;
 }
 
 /** Unsupported settings: connecting directly would silently go somewhere else. */
