@@ -28,9 +28,14 @@ function plant() {
     awsFile: tag(),
     transcript: tag(),
   };
-  const dataDir = tmpDir('corral-hostile-data-');
-  const workRoot = tmpDir('corral-hostile-work-');
-  const home = tmpDir('corral-hostile-home-');
+  // Side by side in a folder of their own under /var/tmp: `../../*/api-key` from the work folder
+  // is the data folder's key, and the searches do not read every other test's files in /tmp.
+  const parent = fs.mkdtempSync(path.join(fs.existsSync('/var/tmp') ? '/var/tmp' : tmpDir(), 'corral-hostile-'));
+  process.once('exit', () => fs.rmSync(parent, { recursive: true, force: true }));
+  const [dataDir, workRoot, home] = ['data', 'work', 'home'].map((name) => {
+    fs.mkdirSync(path.join(parent, name));
+    return path.join(parent, name);
+  }) as [string, string, string];
   fs.writeFileSync(path.join(dataDir, 'api-key'), secrets.apiKeyFile, { mode: 0o600 });
   fs.mkdirSync(path.join(home, '.ssh'));
   fs.writeFileSync(path.join(home, '.ssh', 'id_ed25519'), `-----BEGIN OPENSSH PRIVATE KEY-----\n${secrets.sshKey}\n`);
