@@ -110,13 +110,18 @@ export class ShellSession {
     const nonce = newNonce();
     this.sink = onOutput;
     const done = this.waitFor([nonce]);
-    // Checked by a non-interactive shell first: a syntax error inside an interactive shell's
-    // eval makes it throw away the input that follows (the next command would be lost).
-    // bash sources the command from a here-string rather than eval'ing it: while it reads a
-    // sourced file an interactive bash does not print the "[1] 12345" of each background job.
-    const run = this.bash ? '. /dev/fd/3 3<<<"$__corral_c"' : 'eval "$__corral_c"';
+    // bash sources the command, wrapped in `{ …\n}` as the reference toolset wraps it, from a
+    // here-string: bash parses the whole group before it runs any of it, so a syntax error on any
+    // line runs nothing, and a syntax error in a sourced file only ends the `.` (status 2), where
+    // in an `eval` it would make an interactive shell throw away the input that follows (the
+    // marker: the call would never end). While it reads a sourced file an interactive bash does
+    // not print the "[1] 12345" of each background job. No second process checks the syntax
+    // first: a fork and exec of bash cost 5–10 ms per call on our test machines.
+    // Another sh has no such `.` of a here-string: there a non-interactive shell checks first.
     this.proc!.write(
-      `__corral_c=${shQuote(command)}; { if command "\${BASH:-sh}" -n -c "$__corral_c"; then ${run}; else (exit 2); fi\n} </dev/null 2>&1; ${markerLine(nonce)}`,
+      this.bash
+        ? `__corral_c=${shQuote(`{ ${command}\n}`)}; { . /dev/fd/3 3<<<"$__corral_c"\n} </dev/null 2>&1; ${markerLine(nonce)}`
+        : `__corral_c=${shQuote(command)}; { if command "\${BASH:-sh}" -n -c "$__corral_c"; then eval "$__corral_c"; else (exit 2); fi\n} </dev/null 2>&1; ${markerLine(nonce)}`,
     );
     const stopped = new Promise<'stop'>((r) => (stop.aborted ? r('stop') : stop.addEventListener('abort', () => r('stop'), { once: true })));
     const first = await Promise.race([done, stopped]);

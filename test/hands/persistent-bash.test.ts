@@ -44,6 +44,20 @@ describe('the persistent shell (local, unsandboxed)', () => {
     expect((await b.run({ command: 'echo $FOO' }, {})).content).toBe('1\n[exit code 0]');
   });
 
+  it('runs none of a command with a syntax error on any line (bash parses it whole first), and reads on', async () => {
+    const { b, dir } = make();
+    for (const bad of [`touch ${dir}/a\nif then`, `touch ${dir}/b; f() {`, `touch ${dir}/c\necho "unbalanced`, `touch ${dir}/d\ndone`]) {
+      const r = await b.run({ command: bad }, {});
+      expect(r.content, bad).toMatch(/syntax error|unexpected/);
+      expect(r.details?.exit_code, bad).toBe(2);
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+    // Functions and here-documents across lines still work, and so does the shell.
+    const r = await b.run({ command: 'greet() { echo "hi $1"; }\ngreet there\ncat <<EOF\n$((1 + 2))\nEOF' }, {});
+    expect(r.content).toBe('hi there\n3\n[exit code 0]');
+    expect((await b.run({ command: 'greet again' }, {})).content).toBe('hi again\n[exit code 0]');
+  });
+
   it('an abort and a timeout stop only the running command (and the rest of its list); the shell keeps its state', async () => {
     const { b, dir } = make();
     await b.run({ command: 'cd /tmp; export FOO=2; sleep 42.5 >/dev/null 2>&1 &' }, {});

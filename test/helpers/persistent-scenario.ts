@@ -1,6 +1,7 @@
 /**
  * The persistent bash as a model meets it, the same on every kind of hand (local, SSH,
- * container, adb): cd, export and a background job survive to the next call; an abort and a
+ * container, adb): cd, export and a background job survive to the next call; a syntax error runs
+ * nothing and loses nothing; an abort and a
  * timeout stop only the running command and the shell lives on; a command that ignores SIGINT
  * gets the shell killed and the next result says its state was lost.
  */
@@ -19,6 +20,15 @@ export async function persistentBashScenario(hand: Hand, workDir: string, tag: n
   // (busybox sh lists an eval'd job without its command text.)
   r = await bash('pwd; echo "$FOO"; kill -0 "$bgpid" && echo job-alive; jobs');
   expect(r.content).toMatch(new RegExp(`^/tmp\\nkept-${tag}\\njob-alive\\n\\[1\\][+ ]+Running\\b.*\\n\\[exit code 0\\]$`));
+
+  // 1b. A syntax error anywhere in a command runs none of it, and the shell reads on; a
+  // here-document and several lines run whole.
+  r = await bash(`echo ran > /tmp/corral-syntax-${tag}\nif then`);
+  expect(r.content).toMatch(/\[exit code 2\]$/);
+  r = await bash(`test -e /tmp/corral-syntax-${tag} && echo first-line-ran || echo nothing-ran; echo "$FOO"`);
+  expect(r.content).toBe(`nothing-ran\nkept-${tag}\n[exit code 0]`);
+  r = await bash('n=2\ncat <<EOF\nline $n\nEOF\necho done');
+  expect(r.content).toBe('line 2\ndone\n[exit code 0]');
 
   // 2. An abort stops the running command and the rest of its line; the shell keeps its state.
   const ac = new AbortController();
