@@ -1,10 +1,11 @@
 /**
- * The programs the hands run on this machine for provisioning (git, tar), started by the
- * launcher (launcher/run-program.ts): a process start from the host would hold its event loop.
+ * The programs the hands run on this machine (git and tar for provisioning, `ssh -G`, `rm -rf`),
+ * started by the launcher (launcher/run-program.ts): a process start from the host would hold its
+ * event loop. Each gets an allowlisted environment, never the host's own.
  */
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { hostGitEnv } from '../child-env';
+import { commandEnv, hostGitEnv } from '../child-env';
 import { runProgram } from '../launcher/run-program';
 import { isGitProgressLine } from './provision-progress';
 
@@ -15,6 +16,8 @@ const HOST_RUN_TIMEOUT_MS = 10 * 60_000;
 export interface HostRunOptions {
   /** Names it in errors ("git clone failed (exit code 128): …"). */
   what: string;
+  /** Its whole environment (default: the allowlisted `commandEnv()`; git and tar get `gitRunEnv()`). */
+  env?: Record<string, string>;
   signal?: AbortSignal;
   /** Stdout past this ends the run with `tooBig` as its error. */
   maxBytes?: number;
@@ -26,6 +29,15 @@ export interface HostRunOptions {
   timeoutMs?: number;
 }
 
+/**
+ * What git and tar get: the allowlisted environment with git's own (proxies, the agent socket).
+ * No terminal prompts: a repository that needs a password fails now instead of hanging.
+ * COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
+ */
+export function gitRunEnv(): Record<string, string> {
+  return { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' };
+}
+
 /** Runs `cmd args` here; resolves with its stdout, rejects with its stderr in the message. */
 export async function runHere(cmd: string, args: string[], opts: HostRunOptions): Promise<Buffer> {
   const out: Buffer[] = [];
@@ -34,9 +46,7 @@ export async function runHere(cmd: string, args: string[], opts: HostRunOptions)
   let tooBig = false;
   const decoder = new StringDecoder('utf8');
   const program = runProgram(cmd, args, {
-    // No terminal prompts: a repository that needs a password fails now instead of hanging.
-    // COPYFILE_DISABLE: macOS's tar would add AppleDouble `._*` files for extended attributes.
-    env: { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' },
+    env: opts.env ?? commandEnv(),
     signal: opts.signal,
     timeoutMs: opts.timeoutMs ?? HOST_RUN_TIMEOUT_MS,
     // Work done ahead of need gives way to sessions' (raising niceness needs no privilege).

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { runHere } from './host-run';
+import { gitRunEnv, runHere } from './host-run';
 import { shq } from './remote/shell-hand';
 import type { ResourceTarget } from './resources';
 import { relayRemote, runsSandboxed } from './local/sandbox-git';
@@ -34,8 +34,8 @@ export async function keepExistingClone(
     if (!config.includes(route.path) && !(relay && config.includes(relay))) return { kept: false };
     const url = relay && (await runsSandboxed(target.hand)) ? relay : `http://127.0.0.1:${route.port}${route.path}`;
     try {
-      await runHere('git', ['-C', dir, 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
-      await runHere('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+      await runHere('git', ['-C', dir, 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url', env: gitRunEnv() });
+      await runHere('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config', env: gitRunEnv() });
       return { kept: true, remote: url };
     } catch (err) {
       return { kept: true, note: `origin could not be re-pointed: ${(err as Error).message.slice(0, 300)}` };

@@ -6,7 +6,7 @@ import type { SessionLog } from '../session/store';
 import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
-import { removeTree, runHere } from './host-run';
+import { gitRunEnv, removeTree, runHere } from './host-run';
 import { GitProgressParser, type ProvisionProgress } from './provision-progress';
 import { keepExistingClone } from './resources-kept';
 import { relayRemote, runsSandboxed, scrubReflogs } from './local/sandbox-git';
@@ -165,10 +165,10 @@ async function pointRemoteAtProxy(
     await cloneLocally(from, dir, signal, target.onProgress, repo);
     // A sandboxed hand reaches the proxy only through its relay, bound to the session (no capability).
     if (route.boundPath && (await runsSandboxed(target.hand))) {
-      await runHere('git', ['-C', dir, 'remote', 'set-url', 'origin', relayRemote(route.boundPath)], { signal, what: 'git remote set-url' });
+      await runHere('git', ['-C', dir, 'remote', 'set-url', 'origin', relayRemote(route.boundPath)], { signal, what: 'git remote set-url', env: gitRunEnv() });
       await scrubReflogs(path.join(dir, '.git'), route.url, relayRemote(route.boundPath));
     }
-    await runHere('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+    await runHere('git', ['-C', dir, 'config', 'remote.origin.proxy', ''], { signal, what: 'git config', env: gitRunEnv() });
     return 'git proxy';
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
@@ -179,11 +179,11 @@ async function pointRemoteAtProxy(
     const url = reach ? `http://${reach.host}:${reach.port}${route.path}` : repo.url;
     await clone(from, path.join(tmp, 'repo'), signal, target.onProgress, repo);
     // Set here, before packing: the hand may have no git of its own to set it with.
-    await runHere('git', ['-C', path.join(tmp, 'repo'), 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url' });
+    await runHere('git', ['-C', path.join(tmp, 'repo'), 'remote', 'set-url', 'origin', url], { signal, what: 'git remote set-url', env: gitRunEnv() });
     // The git proxy is reached directly, never through the egress proxy a hand's HTTP_PROXY names.
-    if (reach) await runHere('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config' });
+    if (reach) await runHere('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config', env: gitRunEnv() });
     target.onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
-    const tar = await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone' });
+    const tar = await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', env: gitRunEnv() });
     await unpackTar(tar, dest, target.shell, target.workDir, { signal });
     return reach ? 'git proxy' : `direct (the hand cannot reach the git proxy${why})`;
   } finally {
@@ -220,7 +220,7 @@ export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promi
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
     await clone(repo, path.join(tmp, 'repo'), o.signal, o.onProgress, repo, o.niceness);
-    return await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', niceness: o.niceness });
+    return await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', niceness: o.niceness, env: gitRunEnv() });
   } finally {
     // Not rmSync: a clone may hold tens of thousands of files, seconds of the host's loop.
     await removeTree(tmp);
@@ -229,7 +229,7 @@ export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promi
 
 /** A repository's refs as `git ls-remote` lists them (HEAD included): what a clone of it would hold. */
 export async function lsRemote(repo: RepoResource, o: BackgroundRun = {}): Promise<string> {
-  return (await runHere('git', ['ls-remote', '--', repo.url], { signal: o.signal, what: 'git ls-remote', niceness: o.niceness })).toString('utf8');
+  return (await runHere('git', ['ls-remote', '--', repo.url], { signal: o.signal, what: 'git ls-remote', niceness: o.niceness, env: gitRunEnv() })).toString('utf8');
 }
 
 /** Unpacks a tar (packRepo's) at `dest` on the remote hand. */
@@ -274,6 +274,6 @@ async function clone(repo: RepoResource, dir: string, signal?: AbortSignal, onPr
   onProgress?.({ phase: 'cloning', ...said });
   const parser = onProgress ? new GitProgressParser() : undefined;
   const stderr = parser && ((chunk: string) => parser.feed(chunk, (p) => onProgress!({ ...p, ...said })));
-  await runHere('git', ['-c', 'core.autocrlf=false', 'clone', onProgress ? '--progress' : '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone', stderr, niceness });
-  if (repo.checkout?.type === 'commit') await runHere('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout', niceness });
+  await runHere('git', ['-c', 'core.autocrlf=false', 'clone', onProgress ? '--progress' : '--quiet', ...branch, '--', repo.url, dir], { signal, what: 'git clone', stderr, niceness, env: gitRunEnv() });
+  if (repo.checkout?.type === 'commit') await runHere('git', ['-C', dir, 'checkout', '--quiet', repo.checkout.sha, '--'], { signal, what: 'git checkout', niceness, env: gitRunEnv() });
 }

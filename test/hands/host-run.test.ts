@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { joinInSlices, removeTree, runHere } from '../../main/hands/host-run';
+import { gitRunEnv, joinInSlices, removeTree, runHere } from '../../main/hands/host-run';
 
 describe('runHere', () => {
   it('returns stdout whole, however large, and says why a run failed', async () => {
@@ -19,6 +19,29 @@ describe('runHere', () => {
     const ctrl = new AbortController();
     setTimeout(() => ctrl.abort(), 100);
     await expect(runHere('sleep', ['30'], { what: 'the wait', signal: ctrl.signal })).rejects.toThrow('the wait was stopped');
+  });
+
+  it('gives a program the allowlisted environment, git and tar their own on top, never what the host holds', async () => {
+    const planted = `corral-planted-${crypto.randomUUID()}`;
+    process.env.CORRAL_TEST_PLANTED_SECRET = planted;
+    const agent = process.env.SSH_AUTH_SOCK;
+    process.env.SSH_AUTH_SOCK = '/tmp/corral-test-agent.sock';
+    try {
+      const envOf = async (env?: Record<string, string>) => (await runHere('env', [], { what: 'env', ...(env ? { env } : {}) })).toString('utf8');
+      const plain = await envOf();
+      expect(plain).toContain(`PATH=${process.env.PATH}\n`);
+      expect(plain).not.toContain('GIT_TERMINAL_PROMPT');
+      expect(plain).not.toContain('SSH_AUTH_SOCK');
+      const git = await envOf(gitRunEnv());
+      expect(git).toContain('GIT_TERMINAL_PROMPT=0\n');
+      expect(git).toContain(`SSH_AUTH_SOCK=${process.env.SSH_AUTH_SOCK}\n`);
+      for (const out of [plain, git]) expect(out).not.toContain(planted);
+      expect(await envOf({ ONLY: 'this', PATH: process.env.PATH! })).toBe(`ONLY=this\nPATH=${process.env.PATH}\n`);
+    } finally {
+      delete process.env.CORRAL_TEST_PLANTED_SECRET;
+      if (agent === undefined) delete process.env.SSH_AUTH_SOCK;
+      else process.env.SSH_AUTH_SOCK = agent;
+    }
   });
 });
 
