@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { brainEnvironment } from '../vault/brain-env';
 import type { BrainProcess } from './brain-launcher';
 import { brainExecArgv } from './brain-v8';
-import type { BrainChild } from './supervisor';
+import type { BrainChild } from './running-brain';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BRAIN_NICENESS = 5;

@@ -7,7 +7,7 @@ import { brainChildOf } from './brain-fork';
 import { BrainLauncher, LAUNCHER_SUPPORTED, type BrainProcess } from './brain-launcher';
 import { brainExecArgv } from './brain-v8';
 import { POOLED_READY, type BrainPrime, type HostToBrain } from './ipc-protocol';
-import type { BrainChild } from './supervisor';
+import type { BrainChild } from './running-brain';
 
 /** Options of a brain pool. */
 export interface BrainPoolOptions {

@@ -1,6 +1,6 @@
 import type { HandRegistry } from '../hands/registry';
 import type { SessionLog } from '../session/store';
-import type { BrainPrime } from './ipc-protocol';
+import type { BrainPrime, TurnPrime } from './ipc-protocol';
 
 /** A bound brain's first page of the log, sent with its bind: a new session's whole log. */
 const PRIME_EVENTS = 1000;
@@ -14,7 +14,21 @@ const PRIME_BYTES = 1024 * 1024;
 export function brainPrime(log: SessionLog, hands: Pick<HandRegistry, 'list'>, sessionId: string): BrainPrime | undefined {
   try {
     const page = log.getEventPage(sessionId, { from: 1, limit: PRIME_EVENTS, maxBytes: PRIME_BYTES });
-    return { page, agent: log.getSession(sessionId).record.agent, hands: hands.list(sessionId) };
+    const turn = turnPrime(log, hands, sessionId);
+    return turn && { page, ...turn };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The agent and the hands for a brain woken after its turn by new input: sent with that input,
+ * so the run it starts asks for neither (a round trip before the next turn's request).
+ * Undefined when they cannot be read: the brain then asks.
+ */
+export function turnPrime(log: SessionLog, hands: Pick<HandRegistry, 'list'>, sessionId: string): TurnPrime | undefined {
+  try {
+    return { agent: log.getSession(sessionId).record.agent, hands: hands.list(sessionId) };
   } catch {
     return undefined;
   }

@@ -96,6 +96,9 @@ function run(sessionId: string, prime?: BrainPrime): void {
     if (m.t === 'batch') return m.messages.forEach(onMessage);
     if (m.t === 'res') return host.settle(m);
     if (m.t !== 'events') return;
+    // What the host read as it sent these events holds for the run they start; any later events
+    // may have changed it (a hand attached, the agent updated): then the run asks.
+    primed = m.turn && { agent: m.turn.agent, hands: m.turn.hands };
     view.accept(m.events);
     for (const e of m.events) {
       if (e.type === 'user.interrupt') {

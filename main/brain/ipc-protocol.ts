@@ -64,9 +64,10 @@ export type HostToBrain =
   | { t: 'res'; id: number; ok: false; error: string }
   /**
    * Events appended to the session while the brain runs, in log order. The brain's own appends
-   * come back in the emit reply instead.
+   * come back in the emit reply instead. Input that wakes a brain lingering after its turn comes
+   * with the agent and the hands as they are now (`turn`), which its run would ask for first.
    */
-  | { t: 'events'; events: LoggedEvent[] }
+  | { t: 'events'; events: LoggedEvent[]; turn?: TurnPrime }
   /**
    * Binds a pooled brain (started without a session) to its session: the first message it gets.
    * `env` holds the session's model capability (the proxy's URL and a token revoked when the
@@ -84,9 +85,13 @@ export type HostToBrain =
  * trip through two busy event loops): the log's first page, the agent, the hands — all read in
  * the same turn of the host's loop, so they agree, and every event after them follows as `events`.
  */
-export interface BrainPrime {
+export interface BrainPrime extends TurnPrime {
   /** Events from position 1 on; `more`: the log goes on past them (the brain reads the rest). */
   page: { events: LoggedEvent[]; more: boolean };
+}
+
+/** The session's agent and hands, read in one turn of the host's loop (the `agent` and `hands` requests' answers). */
+export interface TurnPrime {
   agent: unknown;
   hands: unknown;
 }

@@ -10,21 +10,14 @@ import { parseBatchedMessage, parseBrainMessage, type ParsedBrainMessage } from 
 import { mcpToolResultEvent, resultKey, toolResultEvent } from './tool-result-event';
 import type { BrainMcp } from '../mcp/brain-mcp';
 import { BrainPool, brainPoolSize } from './brain-pool';
-import { brainPrime } from './brain-prime';
+import { brainPrime, turnPrime } from './brain-prime';
 import { defaultEntry, defaultSpawn } from './brain-fork';
 import { BrainOutbox, errorText } from './brain-outbox';
+import type { BrainChild, RunningBrain } from './running-brain';
 
 export { forkBrain } from './brain-fork';
 
-/** A running brain process, whatever started it (child_process.fork, Electron's utilityProcess). */
-export interface BrainChild {
-  send(message: HostToBrain): void;
-  /** Messages from the brain, unchecked: the supervisor validates each one. */
-  onMessage(listener: (message: unknown) => void): void;
-  onExit(listener: (code: number | null, signal: string | null) => void): void;
-  kill(): void;
-  readonly pid: number | undefined;
-}
+export type { BrainChild } from './running-brain';
 
 /** Options of the supervisor. */
 export interface SupervisorOptions {
@@ -50,20 +43,6 @@ export interface SupervisorOptions {
   mcp?: BrainMcp;
 }
 
-interface Running {
-  child: BrainChild;
-  calls: Map<number, AbortController>;
-  /** Position of the newest input (a message, a result) appended since the brain started. */
-  lastInput: number;
-  /** Where the brain last said it had nothing to do. */
-  idleThrough?: number;
-  /** Events appended while this brain's own append runs: sent after its reply, less its own. */
-  held?: LoggedEvent[];
-  /** Malformed messages so far (the first few are reported). */
-  rejected: number;
-  /** What the host sends it, in as few writes as order allows. */
-  out: BrainOutbox;
-}
 
 const REPORTED_REJECTIONS = 3;
 /** Bytes of events one read by a brain returns at most (its view reads on from where a page ends). */
@@ -79,7 +58,7 @@ const boundedSlice = (slice: EventSlice): EventSlice => ({ ...slice, maxBytes: M
  * (ipc-schema.ts) before anything is done with it; a brain can append only brain events.
  */
 export class BrainSupervisor {
-  private readonly running = new Map<string, Running>();
+  private readonly running = new Map<string, RunningBrain>();
   private readonly restarts = new Map<string, number[]>();
   private readonly liveText = new LiveTextRelay();
   private unsubscribe?: () => void;
@@ -121,7 +100,7 @@ export class BrainSupervisor {
     const child = this.opts.spawn ? this.opts.spawn(sessionId) : this.pool ? this.pool.spawn(sessionId, () => brainPrime(this.opts.log, this.opts.hands, sessionId)) : defaultSpawn(sessionId);
     // A brain that is gone no longer gets anything (its exit handler cleans up).
     const out = new BrainOutbox((m) => this.running.get(sessionId) === brain && child.send(m));
-    const brain: Running = { child, calls: new Map(), lastInput: 0, rejected: 0, out };
+    const brain: RunningBrain = { child, calls: new Map(), lastInput: 0, rejected: 0, out };
     this.running.set(sessionId, brain);
     this.opts.logger?.info({ session_id: sessionId, pid: child.pid }, 'brain started');
     child.onMessage((m) => this.onBrainMessage(sessionId, brain, m));
@@ -168,9 +147,12 @@ export class BrainSupervisor {
     this.liveText.logged(sessionId, event);
     const brain = this.running.get(sessionId);
     if (brain) {
-      if (WAKING_TYPES.has(event.type)) brain.lastInput = Math.max(brain.lastInput, event.seq);
+      const waking = WAKING_TYPES.has(event.type);
+      // Input for a brain that has said it has nothing to do comes with what its run asks first.
+      const turn = waking && !brain.held && (brain.idleThrough ?? -1) >= brain.lastInput ? turnPrime(this.opts.log, this.opts.hands, sessionId) : undefined;
+      if (waking) brain.lastInput = Math.max(brain.lastInput, event.seq);
       if (brain.held) brain.held.push(event);
-      else this.send(sessionId, brain, { t: 'events', events: [event] });
+      else this.send(sessionId, brain, turn ? { t: 'events', events: [event], turn } : { t: 'events', events: [event] });
       return;
     }
     if (WAKING_TYPES.has(event.type)) this.wake(sessionId);
@@ -188,11 +170,11 @@ export class BrainSupervisor {
     return (idle?.stop_reason as { type?: string } | undefined)?.type === 'requires_action';
   }
 
-  private send(sessionId: string, brain: Running, message: Exclude<HostToBrain, { t: 'batch' } | { t: 'bind' }>): void {
+  private send(sessionId: string, brain: RunningBrain, message: Exclude<HostToBrain, { t: 'batch' } | { t: 'bind' }>): void {
     if (this.running.get(sessionId) === brain) brain.out.send(message);
   }
 
-  private onBrainMessage(sessionId: string, brain: Running, raw: unknown): void {
+  private onBrainMessage(sessionId: string, brain: RunningBrain, raw: unknown): void {
     try {
       const m = this.accepted(sessionId, brain, parseBrainMessage(raw));
       if (m) this.handle(sessionId, brain, m);
@@ -203,14 +185,14 @@ export class BrainSupervisor {
   }
 
   /** A brain's message as checked; one refused is reported (and answered, if it was a request). */
-  private accepted(sessionId: string, brain: Running, parsed: ParsedBrainMessage): BrainToHost | undefined {
+  private accepted(sessionId: string, brain: RunningBrain, parsed: ParsedBrainMessage): BrainToHost | undefined {
     if (parsed.ok) return parsed.message;
     if (brain.rejected++ < REPORTED_REJECTIONS) console.error(`corral: refused a message from the brain of ${sessionId}: ${parsed.error}`);
     if (parsed.replyTo !== undefined) this.send(sessionId, brain, { t: 'res', id: parsed.replyTo, ok: false, error: parsed.error });
     return undefined;
   }
 
-  private handle(sessionId: string, brain: Running, m: BrainToHost): void {
+  private handle(sessionId: string, brain: RunningBrain, m: BrainToHost): void {
     switch (m.t) {
       case 'delta': {
         // Vault: live text is redacted like the events it becomes (those via the log's view).
@@ -236,7 +218,7 @@ export class BrainSupervisor {
    * leave in one message, which waits for the call the batch started (the brain waits for it
    * anyway) unless the reply had a denied call (the brain logs its result once the end is answered).
    */
-  private onBatch(sessionId: string, brain: Running, messages: readonly unknown[]): void {
+  private onBatch(sessionId: string, brain: RunningBrain, messages: readonly unknown[]): void {
     let run: BrainRequest<'emit'>[] = [];
     const calls: number[] = [];
     let denied = false; // a call of the reply was denied
@@ -267,7 +249,7 @@ export class BrainSupervisor {
     brain.out.collect(handleAll, () => !denied && calls.some((id) => brain.calls.has(id)));
   }
 
-  private serve(sessionId: string, brain: Running, m: BrainRequest): void {
+  private serve(sessionId: string, brain: RunningBrain, m: BrainRequest): void {
     const fail = (err: unknown) => this.send(sessionId, brain, { t: 'res', id: m.id, ok: false, error: errorText(err) });
     try {
       switch (m.op) {
@@ -295,7 +277,7 @@ export class BrainSupervisor {
     }
   }
 
-  private reply(sessionId: string, brain: Running, id: number, value: unknown): void {
+  private reply(sessionId: string, brain: RunningBrain, id: number, value: unknown): void {
     this.send(sessionId, brain, { t: 'res', id, ok: true, value });
   }
 
@@ -305,7 +287,7 @@ export class BrainSupervisor {
    * brain's own appends reach it in the replies; anything appended meanwhile (by a listener)
    * follows them, so the brain sees the log in order.
    */
-  private append(sessionId: string, brain: Running, reqs: { id: number; events: EventInput[]; key: string; answer?: (out: LoggedEvent[]) => unknown }[]): void {
+  private append(sessionId: string, brain: RunningBrain, reqs: { id: number; events: EventInput[]; key: string; answer?: (out: LoggedEvent[]) => unknown }[]): void {
     brain.held = [];
     const own = new Set<number>();
     let others: LoggedEvent[];
@@ -335,7 +317,7 @@ export class BrainSupervisor {
    * there (a brain that died meanwhile had the call stopped: the outcome says so). A fresh brain
    * that answered the call first ("outcome unknown") keeps its answer: both use the same key.
    */
-  private async execute(sessionId: string, brain: Running, m: BrainRequest<'execute'>): Promise<void> {
+  private async execute(sessionId: string, brain: RunningBrain, m: BrainRequest<'execute'>): Promise<void> {
     // Only a call in the log runs (a brain sends it right behind its append, which may have failed).
     if (this.opts.log.findEvent(sessionId, m.args.toolUseId)?.type !== 'agent.tool_use') throw new Error(`${m.args.toolUseId} is not a logged tool call of this session`);
     const ctrl = new AbortController();
@@ -352,7 +334,7 @@ export class BrainSupervisor {
   }
 
   /** An MCP call, recorded as it ends like a hand's (see execute). */
-  private async mcpCall(sessionId: string, brain: Running, m: BrainRequest<'mcpCall'>): Promise<void> {
+  private async mcpCall(sessionId: string, brain: RunningBrain, m: BrainRequest<'mcpCall'>): Promise<void> {
     const ctrl = new AbortController();
     brain.calls.set(m.id, ctrl);
     let outcome;
@@ -367,7 +349,7 @@ export class BrainSupervisor {
     this.append(sessionId, brain, [{ id: m.id, events: [mcpToolResultEvent(m.args.toolUseId, outcome)], key: resultKey(m.args.toolUseId), answer: (out) => out[0] }]);
   }
 
-  private onBrainExit(sessionId: string, brain: Running, code: number | null, signal: string | null): void {
+  private onBrainExit(sessionId: string, brain: RunningBrain, code: number | null, signal: string | null): void {
     if (this.running.get(sessionId) !== brain) return;
     this.running.delete(sessionId);
     // Its MCP connections go with it (a new brain connects and lists the tools again).

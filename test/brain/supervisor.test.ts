@@ -67,6 +67,25 @@ describe('the supervisor', () => {
     expect(reads).not.toHaveBeenCalled();
   });
 
+  it('input that wakes a brain lingering after its turn comes with the agent and the hands; input mid-turn does not', () => {
+    const { session } = host.log.createSession({ record: { agent: { name: 'the agent', model: { id: 'm' } } } });
+    const id = session.id;
+    const first = host.log.emitEvent(id, message());
+    const brain = of(id)[0]!;
+    host.log.emitEvent(id, message('while it works'));
+    const sent = () => brain.received.filter((m) => m.t === 'events');
+    expect(sent().map((m) => m.t === 'events' && m.turn)).toEqual([undefined]);
+    brain.say({ t: 'idle', through: first.seq + 1 });
+    host.log.emitEvent(id, { type: 'session.updated', title: 'not input' });
+    host.log.emitEvent(id, message('next turn'));
+    host.log.emitEvent(id, message('and one more before it says idle'));
+    const [, updated, next, more] = sent();
+    expect(updated).toMatchObject({ events: [{ type: 'session.updated' }] });
+    expect(updated).not.toHaveProperty('turn');
+    expect(next).toMatchObject({ events: [{ type: 'user.message' }], turn: { agent: { name: 'the agent' }, hands: host.hands.list(id) } });
+    expect(more).not.toHaveProperty('turn');
+  });
+
   it('a crashed brain is replaced (the fresh one decides), until it crashes too often', () => {
     const id = longSession();
     const reads = vi.spyOn(host.log, 'getEvents');

@@ -41,6 +41,24 @@ describe('a warm brain', () => {
     expect(events.filter((e) => e.type === 'agent.message').map(textOf)).toEqual(['done after 3 messages', 'done after 7 messages']);
   });
 
+  it('starts its next turn without asking the host anything first, with the agent as updated between turns', async () => {
+    t = await startBrainHost((req) => ({ blocks: [{ type: 'text', text: `tools: ${req.body.tools.map((x: { name: string }) => x.name).filter((n: string) => n.startsWith('my_')).join(',')}` }] }));
+    const id = t.newSession('one');
+    await t.settled(id);
+    const pid = t.host.brains!.pidOf(id);
+    // What the host serves a brain (supervisor.ts), by operation.
+    const serve = vi.spyOn(t.host.brains as unknown as { serve(sessionId: string, brain: unknown, m: { op: string }): void }, 'serve');
+    const tool = { type: 'custom', name: 'my_tool', description: 'added between turns', input_schema: { type: 'object', properties: {} } };
+    t.host.log.updateSessionRecord(id, (r) => ({ ...r, agent: { ...(r.agent as object), tools: [...((r.agent as { tools: unknown[] }).tools), tool] } }));
+    t.host.log.emitEvent(id, { type: 'session.updated', agent: (t.host.log.getSession(id).record as { agent: unknown }).agent });
+    t.host.log.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'two' }] });
+    const events = await t.settled(id);
+    expect(t.host.brains!.pidOf(id)).toBe(pid);
+    // The agent and the hands came with the message (brain-prime.ts, turnPrime): only appends.
+    expect(new Set(serve.mock.calls.map(([, , m]) => m.op))).toEqual(new Set(['emit']));
+    expect(events.filter((e) => e.type === 'agent.message').map(textOf)).toEqual(['tools: ', 'tools: my_tool']);
+  });
+
   it('sees a hand attached mid-turn in its next request', async () => {
     const otherDir = tmpDir();
     let attach = () => {};
