@@ -20,6 +20,8 @@ export interface RunningBrain {
   lastInput: number;
   /** Where the brain last said it had nothing to do. */
   idleThrough?: number;
+  /** What its last `session.status_idle` handled through (its turn is over; its `idle` may still be on the way). */
+  turnEnded?: number;
   /** Events appended while this brain's own append runs: sent after its reply, less its own. */
   held?: LoggedEvent[];
   /** Malformed messages so far (the first few are reported). */

@@ -148,8 +148,10 @@ export class BrainSupervisor {
     const brain = this.running.get(sessionId);
     if (brain) {
       const waking = WAKING_TYPES.has(event.type);
-      // Input for a brain that has said it has nothing to do comes with what its run asks first.
-      const turn = waking && !brain.held && (brain.idleThrough ?? -1) >= brain.lastInput ? turnPrime(this.opts.log, this.opts.hands, sessionId) : undefined;
+      if (event.type === 'session.status_idle' && typeof event.handled_through === 'number') brain.turnEnded = event.handled_through;
+      // Input for a brain whose turn is over comes with what its next run asks first.
+      const done = Math.max(brain.idleThrough ?? -1, brain.turnEnded ?? -1);
+      const turn = waking && !brain.held && done >= brain.lastInput ? turnPrime(this.opts.log, this.opts.hands, sessionId) : undefined;
       if (waking) brain.lastInput = Math.max(brain.lastInput, event.seq);
       if (brain.held) brain.held.push(event);
       else this.send(sessionId, brain, turn ? { t: 'events', events: [event], turn } : { t: 'events', events: [event] });

@@ -78,12 +78,17 @@ describe('the supervisor', () => {
     brain.say({ t: 'idle', through: first.seq + 1 });
     host.log.emitEvent(id, { type: 'session.updated', title: 'not input' });
     host.log.emitEvent(id, message('next turn'));
-    host.log.emitEvent(id, message('and one more before it says idle'));
-    const [, updated, next, more] = sent();
+    const last = host.log.emitEvent(id, message('and one more before it says idle'));
+    // Its turn logged as over is enough: its `idle` message may still be on the way.
+    host.log.emitEvent(id, { type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null, handled_through: last.seq });
+    host.log.emitEvent(id, message('right after'));
+    const [, updated, next, more, idle, after] = sent();
     expect(updated).toMatchObject({ events: [{ type: 'session.updated' }] });
     expect(updated).not.toHaveProperty('turn');
     expect(next).toMatchObject({ events: [{ type: 'user.message' }], turn: { agent: { name: 'the agent' }, hands: host.hands.list(id) } });
     expect(more).not.toHaveProperty('turn');
+    expect(idle).not.toHaveProperty('turn');
+    expect(after).toMatchObject({ events: [{ type: 'user.message' }], turn: { agent: { name: 'the agent' } } });
   });
 
   it('a crashed brain is replaced (the fresh one decides), until it crashes too often', () => {
