@@ -43,7 +43,6 @@ export interface SupervisorOptions {
   mcp?: BrainMcp;
 }
 
-
 const REPORTED_REJECTIONS = 3;
 /** Bytes of events one read by a brain returns at most (its view reads on from where a page ends). */
 const BRAIN_READ_BYTES = 8 * 1024 * 1024;
