@@ -18,3 +18,13 @@ export function listenProblem(err: unknown, hostname: string, port: number): str
       return undefined;
   }
 }
+
+/** A start-up failure: one line on stderr, no stack, and this exit code. */
+export class StartError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
