@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
 import { GATEWAY_DOMAIN, relayAllowList, relayScript, type SandboxNet } from './sandbox-relays';
+import { commandEnv } from '../../child-env';
 
 type SandboxLib = typeof import('@anthropic-ai/sandbox-runtime');
 
@@ -153,7 +154,10 @@ async function probe(): Promise<{ ok: true } | { ok: false; reason: string }> {
 async function runOnce(file: string, args: string[], cwd: string): Promise<{ status: number | null; stderr: string; error?: string }> {
   const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
-    execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 20_000 }, (err, _stdout, stderr) => {
+    // The hand's shell's environment (shell-process.ts), SHLVL=1 included: the runtime's `bash -c`
+    // sees a socket for stdin and would read the user's ~/.bashrc (a pyenv init there took 1.9 s of each start).
+    const env = { PATH: '/usr/bin:/bin', ...commandEnv(), SHLVL: '1' };
+    execFile(file, args, { cwd, env, encoding: 'utf8', timeout: 20_000 }, (err, _stdout, stderr) => {
       if (!err) return resolve({ status: 0, stderr });
       const code = (err as { code?: unknown }).code;
       resolve({ status: typeof code === 'number' ? code : null, stderr: stderr ?? '', error: typeof code === 'number' ? undefined : err.message });
