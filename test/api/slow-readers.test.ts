@@ -138,26 +138,36 @@ async function pausedUiReader(): Promise<WebSocket> {
 async function readWholeStream(sessionId: string): Promise<{ seq: number; bytes: number }[]> {
   const res = await api(`/v1/sessions/${sessionId}/events/stream?after_seq=0`);
   const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  let searched = 0;
+  // Bytes, not a growing string: searching a string built from 64 KiB pieces flattens it each
+  // time, and this process's own stalls (most of a second) were being timed as the host's.
+  let pieces: Buffer[] = [];
+  let lastByte = -1;
   const got: { seq: number; bytes: number }[] = [];
+  const frameDone = (frame: string) => {
+    const data = frame.split('\n').find((l) => l.startsWith('data: '));
+    if (!frame.startsWith('event: user.message') || !data) return;
+    const event = JSON.parse(data.slice(6)) as { seq: number; content: { text: string }[] };
+    got.push({ seq: event.seq, bytes: event.content[0]!.text.length });
+  };
   while (got.length < EVENTS_PER_SESSION) {
     const { value, done } = await reader.read();
     if (done) break;
-    text += decoder.decode(value, { stream: true });
-    let end;
-    // Search only what arrived since the last look: a frame is 4 MiB.
-    while ((end = text.indexOf('\n\n', Math.max(0, searched - 1))) >= 0) {
-      const frame = text.slice(0, end);
-      text = text.slice(end + 2);
-      searched = 0;
-      const data = frame.split('\n').find((l) => l.startsWith('data: '));
-      if (!frame.startsWith('event: user.message') || !data) continue;
-      const event = JSON.parse(data.slice(6)) as { seq: number; content: { text: string }[] };
-      got.push({ seq: event.seq, bytes: event.content[0]!.text.length });
+    let chunk = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    for (;;) {
+      // A frame ends at a blank line: "\n\n", maybe split between the held pieces and this chunk.
+      const split = lastByte === 10 && chunk[0] === 10;
+      const end = split ? 0 : chunk.indexOf('\n\n');
+      if (end < 0) break;
+      const whole = Buffer.concat([...pieces, chunk.subarray(0, end)]);
+      frameDone(whole.subarray(0, split ? whole.length - 1 : whole.length).toString('utf8'));
+      chunk = chunk.subarray(split ? 1 : end + 2);
+      pieces = [];
+      lastByte = -1;
     }
-    searched = text.length;
+    if (chunk.length > 0) {
+      pieces.push(chunk);
+      lastByte = chunk[chunk.length - 1]!;
+    }
   }
   await reader.cancel();
   return got;

@@ -41,7 +41,10 @@ describe('watchEvents over a long backlog', () => {
     const { log, ui, sessionId } = sessionWith(total);
     const got: LoggedEvent[] = [];
     const stop = ui.watch('watchEvents', { sessionId }, (e) => got.push(e));
-    // Only the first page went out before watch returned; the host's event loop runs between pages.
+    // Nothing went out before watch returned: each page, the first too, goes out in its own turn
+    // of the event loop (a client's watches come in one burst), and the host's work runs between.
+    expect(got.length).toBe(0);
+    await nextTurn();
     expect(got.length).toBe(BACKLOG_PAGE);
     await nextTurn();
     expect(got.length).toBeLessThan(total);
@@ -63,12 +66,16 @@ describe('watchEvents over a long backlog', () => {
     const stop = ui.watch('watchEvents', { sessionId, after: 10 }, (e) => got.push(e), {
       drained: () => (drainCalls++, new Promise<void>((r) => (release = r))),
     });
-    expect(got[0]!.seq).toBe(11);
+    // The first page waits for room too.
     for (let i = 0; i < 20; i++) await nextTurn();
     expect(drainCalls).toBe(1);
+    expect(got).toEqual([]);
+    release();
+    await until(() => drainCalls === 2, 'the first page');
+    expect(got[0]!.seq).toBe(11);
     expect(got.length).toBe(BACKLOG_PAGE);
     release();
-    await until(() => drainCalls === 2, 'the second page');
+    await until(() => drainCalls === 3, 'the second page');
     expect(got.length).toBe(2 * BACKLOG_PAGE);
     stop();
     release();
@@ -80,6 +87,7 @@ describe('watchEvents over a long backlog', () => {
     const { log, ui, sessionId } = sessionWith(BACKLOG_PAGE * 2 + 1);
     const got: LoggedEvent[] = [];
     ui.watch('watchEvents', { sessionId }, (e) => got.push(e));
+    await nextTurn();
     log.deleteSession(sessionId);
     for (let i = 0; i < 20; i++) await nextTurn();
     expect(got.length).toBe(BACKLOG_PAGE);

@@ -21,8 +21,8 @@ export interface EventWatch {
  * A session's events after a position, then each new one as it is committed, without gap or
  * double. The log is the buffer: a watch that is behind reads on from the last event it pushed,
  * a page (`pageBytes`) at a time; one that is caught up, with room in its transport, pushes an
- * appended event as it is committed. The first page goes out at once; before each
- * later one the host's other work runs and the transport's buffer must have room
+ * appended event as it is committed. Before each page, the first included, the host's other
+ * work runs and the transport's buffer must have room
  * (`flow.drained`); a page stops early when the buffer fills (`flow.congested`) and the rest
  * stays in the log. So a client that does not read holds at most its transport's mark plus one
  * event, however long the session or the time it is away. Returns the function that stops it.
@@ -63,8 +63,10 @@ export function watchEvents(w: EventWatch): () => void {
   };
 
   const run = async () => {
-    // The first page goes out at once, unless the transport is full (another stream's page).
-    let more = flow?.congested?.() ? true : sendPage();
+    // Even the first page waits for the host's other work: a client's watches come in one
+    // message burst, and reading all their first pages (4 MiB events each) in one go stalled the
+    // host for most of a second.
+    let more = true;
     while (!stopped) {
       if (!more && !appended) {
         await new Promise<void>((resolve) => (wake = resolve));
