@@ -24,19 +24,31 @@ describe.each(BACKENDS)('persistent bash on $engine', ({ env }) => {
   it("Ctrl-C goes through the container's init, without an exec; a shell that could not note its group gets it through one", async () => {
     const shell = await t.connect();
     const hand = createShellHand(shell, { workDir: '/work', label: 'box' });
-    /** The execs the engine started, and the signals it sent, for this container while `f` ran. */
-    const execsDuring = async (f: () => Promise<void>) => {
-      // From the next whole second: nothing before (the container's set-up, the shell's own exec) counts.
-      const since = Math.ceil(Date.now() / 1000);
-      await sleep(since * 1000 - Date.now() + 20);
-      await f();
-      await sleep(1_100); // events are stamped to the second
+    /** The execs the engine started, and the signals it sent, for this container from `since` (s) until now. */
+    const actionsSince = async (since: number) => {
       const stream = (await t.docker.getEvents({ since, until: Math.ceil(Date.now() / 1000), filters: { container: [shell.container.id] } })) as NodeJS.ReadableStream;
       let text = '';
       for await (const c of stream) text += c.toString();
       const actions = text.split('\n').flatMap((l) => (l.trim() ? [String((JSON.parse(l) as { Action?: string }).Action)] : []));
       // Docker says exec_create (with the command), Podman exec.
       return { execs: actions.filter((a) => /^exec(_create|$)/.test(a)).length, kills: actions.filter((a) => a === 'kill').length };
+    };
+    /** The execs and signals for this container while `f` ran. */
+    const execsDuring = async (f: () => Promise<void>) => {
+      // From the next whole second: nothing before (the container's set-up, the shell's own exec) counts.
+      const since = Math.ceil(Date.now() / 1000);
+      await sleep(since * 1000 - Date.now() + 20);
+      await f();
+      // Events are stamped to the second, and Podman's reach its log late under load: wait for
+      // the interrupt's own trace (an exec or a kill), then one more second for anything after it.
+      const deadline = Date.now() + 20_000;
+      do {
+        await sleep(1_100);
+        const seen = await actionsSince(since);
+        if (seen.execs + seen.kills > 0) break;
+      } while (Date.now() < deadline);
+      await sleep(1_100);
+      return actionsSince(since);
     };
     const interrupted = async () => {
       const ctrl = new AbortController();
@@ -56,7 +68,7 @@ describe.each(BACKENDS)('persistent bash on $engine', ({ env }) => {
     expect(await execsDuring(interrupted)).toEqual({ execs: 1, kills: 0 });
     expect((await hand.execute('bash', { command: 'echo "[$KEEP]"' })).content).toBe('[2]\n[exit code 0]');
     await hand.dispose();
-  });
+    }, 90_000);
 
   it('a container that dies takes the shell along, and the call says the state is gone', async () => {
     const shell = await t.connect();
