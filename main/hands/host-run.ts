@@ -38,7 +38,18 @@ export function gitRunEnv(): Record<string, string> {
   return { ...hostGitEnv(), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', COPYFILE_DISABLE: '1' };
 }
 
-/** Runs `cmd args` here; resolves with its stdout, rejects with its stderr in the message. */
+/** A run that ended with a failing exit code or a signal: what it wrote to stderr, apart. */
+export class HostRunFailed extends Error {
+  constructor(
+    message: string,
+    /** Its stderr (the end of it, progress lines left out), trimmed. */
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Runs `cmd args` here; resolves with its stdout, rejects with its stderr in the message (HostRunFailed). */
 export async function runHere(cmd: string, args: string[], opts: HostRunOptions): Promise<Buffer> {
   const out: Buffer[] = [];
   let size = 0;
@@ -73,7 +84,7 @@ export async function runHere(cmd: string, args: string[], opts: HostRunOptions)
   if (tooBig) throw new Error(opts.tooBig ?? `${opts.what} wrote more than ${opts.maxBytes} bytes`);
   if (end.timedOut) throw new Error(`${opts.what} took longer than ${fmtDuration(opts.timeoutMs ?? HOST_RUN_TIMEOUT_MS)} and was stopped`);
   if (end.code === 0) return await joinInSlices(out, size);
-  throw new Error(`${opts.what} failed (${end.code !== null ? `exit code ${end.code}` : end.signal}): ${err.trim()}`);
+  throw new HostRunFailed(`${opts.what} failed (${end.code !== null ? `exit code ${end.code}` : end.signal}): ${err.trim()}`, err.trim());
 }
 
 const fmtDuration = (ms: number) => (ms >= 60_000 ? `${ms / 60_000} minutes` : `${ms / 1000} s`);

@@ -10,7 +10,7 @@ import SSHConfig from 'ssh-config';
 import { SshConnectError } from './errors';
 import { DEFAULT_SSH_PORT, expandPath, localUserName } from './local-paths';
 import { hostGitEnv } from '../../child-env';
-import { runHere } from '../host-run';
+import { HostRunFailed, runHere } from '../host-run';
 
 /** What an alias resolves to (values still unexpanded: `~` and % tokens stay). */
 export interface AliasValues {
@@ -60,7 +60,7 @@ async function runSshG(alias: string, file: string | undefined): Promise<Map<str
   try {
     stdout = (await runHere('ssh', args, { what: 'ssh -G', timeoutMs: 10_000, maxBytes: 4 * 1024 * 1024, env: hostGitEnv() })).toString('utf8');
   } catch (err) {
-    const why = (err as Error).message.replace(/^ssh -G failed \([^)]*\): /, '').trim().split('\n').slice(-3).join(' ');
+    const why = (err instanceof HostRunFailed && err.stderr ? err.stderr : (err as Error).message).split('\n').slice(-3).join(' ');
     throw new SshConnectError('CONFIG', `Cannot resolve the ssh config alias '${alias}' (ssh -G): ${why}`);
   }
   const values = new Map<string, string[]>();
