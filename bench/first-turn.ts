@@ -1,8 +1,9 @@
 /**
  * `npm run bench:first-turn`: how soon a brain's model request starts after a `user.message`, with a
  * model that answers at once — for a new session (its brain must be had first) and for the next
- * turn of a running one (its brain lingers). Sessions run one after another with a pause
- * between them (BENCH_GAP_MS), as on an unloaded machine; prints p50/p95 of both, per mode:
+ * turn of a running one (its brain lingers), sent at once and again after a pause (LATER_MS).
+ * Sessions run one after another with a pause between them (BENCH_GAP_MS), as on an unloaded
+ * machine; prints p50/p95 of each, per mode:
  * `fork` (a brain forked when the session needs one), `pool-ask` (a pre-started brain bound to the
  * session, which then reads the log, the agent and the hands) and `pool` (bound with them,
  * session, brain-pool.ts). Brains run from the built entry (out/main/brain-entry.js).
@@ -20,8 +21,14 @@ import { fmt, percentile } from './stats';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 40);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 300);
+/**
+ * The pause before a third turn. The second turn follows the first at once, while the pool (in
+ * the pool modes) starts the brain that replaces the one just bound; the third comes once that
+ * start is over, as a person's next message would.
+ */
+const LATER_MS = Number(process.env.BENCH_LATER_MS ?? 700);
 
-/** user.message → span.model_request_start (ms) of each session's first and second turn. */
+/** user.message → span.model_request_start (ms) of each session's first turn, second (at once) and third (after LATER_MS). */
 export async function firstTurns(mode: FirstTurnMode, sessions = SESSIONS, gapMs = GAP_MS) {
   const model = await startModelProcess(0);
   process.env.ANTHROPIC_BASE_URL = model.url;
@@ -51,11 +58,13 @@ export async function firstTurns(mode: FirstTurnMode, sessions = SESSIONS, gapMs
   const agent = { type: 'agent', id: 'agent_bench', version: 1, name: 'bench', model: { id: 'bench' }, system: null, tools: [] };
   const first: number[] = [];
   const next: number[] = [];
+  const later: number[] = [];
   // Let the pool fill before the first session (it is started with the host, ahead of need).
   await new Promise((r) => setTimeout(r, 1500));
   for (let i = 0; i < sessions; i++) {
     const { session } = host.log.createSession({ record: { agent } });
-    for (const [turn, into] of [[1, first], [2, next]] as const) {
+    for (const [turn, into] of [[1, first], [2, next], [3, later]] as const) {
+      if (turn === 3) await new Promise((r) => setTimeout(r, LATER_MS));
       started.delete(session.id);
       asked.set(session.id, performance.now());
       host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `bench ${session.id} turn ${turn}` }] });
@@ -69,7 +78,7 @@ export async function firstTurns(mode: FirstTurnMode, sessions = SESSIONS, gapMs
   pool?.stop();
   await model.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
-  return { first, next };
+  return { first, next, later };
 }
 
 /** fork: a brain forked per session; pool-ask: pooled, asks for its first reads; pool: pooled and primed. */
@@ -80,12 +89,13 @@ const pair = (a: number[]) => `${fmt(percentile(a, 50), 1)} / ${fmt(percentile(a
 /** Prints user.message → span.model_request_start for each mode (bench:first-turn, and the end of bench:brain). */
 export async function printFirstTurns(sessions = SESSIONS, modes = (process.env.BENCH_MODES ?? 'fork,pool-ask,pool').split(',') as FirstTurnMode[]) {
   console.log(`\nfirst turns: ${sessions} sessions one after another (${GAP_MS} ms apart), the model answers at once; load average ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
-  console.log('mode   new session: user.message → model_request_start p50/p95   next turn p50/p95');
+  console.log(`mode   new session: user.message → model_request_start p50/p95   next turn p50/p95   a turn ${LATER_MS} ms later p50/p95`);
   const out: Record<string, unknown> = {};
   for (const mode of modes) {
     const r = await firstTurns(mode, sessions);
-    out[mode] = { first: { p50: percentile(r.first, 50), p95: percentile(r.first, 95) }, next: { p50: percentile(r.next, 50), p95: percentile(r.next, 95) }, n: r.first.length };
-    console.log(`${mode.padEnd(8)}  ${pair(r.first).padStart(56)}   ${pair(r.next).padStart(17)}`);
+    const p = (a: number[]) => ({ p50: percentile(a, 50), p95: percentile(a, 95) });
+    out[mode] = { first: p(r.first), next: p(r.next), later: p(r.later), n: r.first.length };
+    console.log(`${mode.padEnd(8)}  ${pair(r.first).padStart(56)}   ${pair(r.next).padStart(17)}   ${pair(r.later).padStart(27)}`);
   }
   console.log(JSON.stringify(out));
   return out;
