@@ -144,5 +144,4 @@ export async function serveHost(flags: ServeFlags, secrets: HostSecrets): Promis
   // The link carries a one-time code, never the key; the page trades it for a session cookie.
   const { code, expiresAt } = auth.mintCode();
   console.log(`corral serve: open ${server.url}/?code=${code} (works once, for ${Math.round((expiresAt.getTime() - Date.now()) / 60_000)} minutes; npm run serve -- link prints a new one)`);
-
 }

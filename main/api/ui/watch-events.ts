@@ -22,9 +22,8 @@ export interface EventWatch {
  * double. The log is the buffer: a watch that is behind reads on from the last event it pushed,
  * a page (`pageBytes`) at a time; one that is caught up, with room in its transport, pushes an
  * appended event as it is committed. Before each page, the first included, the host's other
- * work runs and the transport's buffer must have room
- * (`flow.drained`); a page stops early when the buffer fills (`flow.congested`) and the rest
- * stays in the log. So a client that does not read holds at most its transport's mark plus one
+ * work runs and the transport's buffer must have room (`flow.drained`); a page stops early when
+ * the buffer fills (`flow.congested`) and the rest stays in the log. So a client that does not read holds at most its transport's mark plus one
  * event, however long the session or the time it is away. Returns the function that stops it.
  */
 export function watchEvents(w: EventWatch): () => void {
