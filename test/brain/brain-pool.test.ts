@@ -31,8 +31,10 @@ describe('BrainPool', () => {
     cleanup.push(() => pool.stop());
     pool.fill();
     expect(pool.waiting).toBe(1);
-    // Let the pooled brain start before any session needs it.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Let the pooled brain start before any session needs it: until it says it is ready, not a
+    // fixed wait (1.5 s was not always enough under CI's load, and the check below then failed).
+    for (let i = 0; i < 1500 && pool.ready < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(pool.ready).toBe(1);
     const askedAt = performance.timeOrigin + performance.now();
     const brain = pool.spawn('sesn_pool1');
     const exited = new Promise<number | null>((resolve) => brain.onExit((code) => resolve(code)));
