@@ -12,11 +12,13 @@ import { takeHostSecrets } from './cli/clean-env';
 import { serveHelp } from './cli/serve-help';
 import { StartError } from './cli/start-errors';
 import { resolveDataDir } from './data-dir';
+// A type only: erased, so the launching process still loads none of the host.
+import type { ServeFlags } from './serve-host';
 import { CORRAL_VERSION } from './version';
 
 const COMMANDS = ['link', 'rotate-key'] as const;
 
-function parseFlags(): { port?: string; data?: string; host?: string; 'allowed-hosts'?: string; 'work-root'?: string; 'no-sandbox'?: boolean; help?: boolean; version?: boolean; command?: (typeof COMMANDS)[number] } {
+function parseFlags(): ServeFlags & { help?: boolean; version?: boolean; command?: (typeof COMMANDS)[number] } {
   try {
     const { values, positionals } = parseArgs({
       allowPositionals: true,

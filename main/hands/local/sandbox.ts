@@ -69,6 +69,18 @@ export function deniedSecretPaths(home: string = os.homedir()): string[] {
   return out;
 }
 
+/**
+ * The environment of a shell this host starts for a local hand (the hand's shell, the probe
+ * below): the allowlisted `commandEnv`, and SHLVL=1. Node's stdio pipes are socketpairs, and
+ * bash (Debian builds it so) reads ~/.bashrc when its stdin is a socket and SHLVL is unset,
+ * taking itself for a child of sshd; the sandbox runtime starts `bash -c`. The user's .bashrc
+ * then ran at every start: a pyenv init there cost 1.9 s of each, and once a pyenv rehash
+ * waited 60 s on a lock in the read-only home, so the shell's first marker never came.
+ */
+export function localShellEnv(configured?: Record<string, string>): Record<string, string> {
+  return { ...commandEnv(configured), SHLVL: '1' };
+}
+
 let lib: Promise<SandboxLib> | undefined;
 let availability: Promise<{ ok: true } | { ok: false; reason: string }> | undefined;
 
@@ -154,9 +166,7 @@ async function probe(): Promise<{ ok: true } | { ok: false; reason: string }> {
 async function runOnce(file: string, args: string[], cwd: string): Promise<{ status: number | null; stderr: string; error?: string }> {
   const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
-    // The hand's shell's environment (shell-process.ts), SHLVL=1 included: the runtime's `bash -c`
-    // sees a socket for stdin and would read the user's ~/.bashrc (a pyenv init there took 1.9 s of each start).
-    const env = { PATH: '/usr/bin:/bin', ...commandEnv(), SHLVL: '1' };
+    const env = { PATH: '/usr/bin:/bin', ...localShellEnv() };
     execFile(file, args, { cwd, env, encoding: 'utf8', timeout: 20_000 }, (err, _stdout, stderr) => {
       if (!err) return resolve({ status: 0, stderr });
       const code = (err as { code?: unknown }).code;

@@ -10,10 +10,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import { commandEnv } from '../../child-env';
 import { PGROUP_TOKEN_VAR, type ProcessGroupLedger } from '../pgroups';
 import { SHELL_LAUNCH, type ShellProcess, type StartShell } from '../shell-session';
-import type { SandboxedCommand } from './sandbox';
+import { localShellEnv, type SandboxedCommand } from './sandbox';
 import { signalGroups, watchSandboxSession } from './sandbox-tree';
 
 
@@ -69,12 +68,8 @@ export function localShell(o: LocalShellOptions): StartShell {
     const token = o.ledger?.newToken();
     const child = spawn(launch.file, launch.args, {
       cwd: o.cwd,
-      // An allowlist, never a filtered copy of the host's environment.
-      // SHLVL=1: Node's stdio pipes are socketpairs, and bash (Debian builds it so) reads
-      // ~/.bashrc when its stdin is a socket and SHLVL is unset, taking it for an sshd child. The
-      // sandbox runtime starts `bash -c`, so the user's .bashrc ran inside the sandbox, where a
-      // pyenv rehash waited 60 s on a lock in the read-only home: the first marker never came.
-      env: { ...commandEnv(o.env), SHLVL: '1', ...(token ? { [PGROUP_TOKEN_VAR]: token } : {}) },
+      // An allowlist, never a filtered copy of the host's environment (and no ~/.bashrc: localShellEnv).
+      env: { ...localShellEnv(o.env), ...(token ? { [PGROUP_TOKEN_VAR]: token } : {}) },
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
