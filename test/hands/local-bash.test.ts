@@ -1,5 +1,4 @@
 /** The local hand as a whole (its tools, disposal) and its bash tool: output, timeouts, the persistent shell. */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,15 +6,9 @@ import { createLocalHand } from '../../main/hands/local';
 import { BUILTIN_TOOL_DEFINITIONS } from '../../main/hands/tools/definitions';
 import { tmpDir } from '../helpers/tmp';
 import { dir, hand, sleep, useUnsandboxed, get, useLocalHand } from '../helpers/local-hand';
+import { isRunning } from '../helpers/processes';
 
-/** Is a process with this command line running (any process group, sandboxed or not)? */
-const running = (cmdline: string) => {
-  try {
-    return execFileSync('pgrep', ['-f', '-x', cmdline], { encoding: 'utf8' }).trim() !== '';
-  } catch {
-    return false;
-  }
-};
+const running = (cmdline: string) => isRunning(cmdline, true);
 
 useLocalHand();
 
@@ -238,6 +231,8 @@ describe('bash', () => {
     expect(performance.now() - t0).toBeLessThan(3000);
     expect(r.content).toBe('started\n[exit code 0]');
     expect((await hand.execute('bash', { command: 'jobs' })).content).toMatch(/Running\s+sleep 31\.37 &/);
+    // `jobs` lists the job as soon as bash has forked it; the child becomes `sleep` only when it execs, which under load can come later.
+    for (let i = 0; i < 60 && !running('sleep 31.37'); i++) await sleep(50);
     expect(running('sleep 31.37')).toBe(true);
     await hand.dispose();
     for (let i = 0; i < 20 && running('sleep 31.37'); i++) await sleep(50);

@@ -2,7 +2,7 @@
  * Commands a host leaves running when it is killed outright are killed by the next host on the
  * same data folder (main/hands/pgroups.ts), and only those.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { createHost, type Host } from '../../main/host';
 import { killOrphanGroups, pgroupDir, PGROUP_TOKEN_VAR } from '../../main/hands/pgroups';
 import { findTokenCarriers } from '../../main/hands/token-scan';
 import { tmpDir } from '../helpers/tmp';
+import { isRunning } from '../helpers/processes';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fixture = path.join(__dirname, '../fixtures/orphan-host.ts');
@@ -37,13 +38,7 @@ afterEach(async () => {
   host = undefined;
 });
 
-const sleeping = () => {
-  try {
-    return execFileSync('pgrep', ['-f', '-x', 'sleep 4.125'], { encoding: 'utf8' }).trim() !== '';
-  } catch {
-    return false;
-  }
-};
+const sleeping = () => isRunning('sleep 4.125', true);
 
 describe.runIf(process.platform === 'linux')('a host killed with kill -9 while a local command runs', () => {
   for (const sandbox of ['on', 'off'] as const) {

@@ -3,12 +3,12 @@
  * (local/shell-process.ts), unsandboxed; the local hand's own tests (local-bash, sandbox) cover
  * it sandboxed too.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { localShell } from '../../main/hands/local/shell-process';
 import { PersistentBash } from '../../main/hands/persistent-bash';
 import { tmpDir } from '../helpers/tmp';
+import { pgrep } from '../helpers/processes';
 
 const shells: PersistentBash[] = [];
 afterEach(async () => {
@@ -21,13 +21,7 @@ const make = (opts: { replacedLost?: string } = {}) => {
   return { b, dir };
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const running = (marker: string) => {
-  try {
-    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
-};
+const running = (marker: string) => pgrep(marker);
 
 describe('the persistent shell (local, unsandboxed)', () => {
   it('keeps the working folder, variables and background jobs between calls', async () => {

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalHand, type LocalHand } from '../../main/hands/local';
 import { sandboxAvailability } from '../../main/hands/local/sandbox';
 import { tmpDir } from '../helpers/tmp';
+import { pgrep } from '../helpers/processes';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hands: LocalHand[] = [];
@@ -24,13 +25,7 @@ afterEach(async () => {
   await Promise.all(hands.splice(0).map((h) => h.dispose()));
 });
 const bash = async (h: LocalHand, command: string, timeout_ms = 20_000) => (await h.execute('bash', { command, timeout_ms })).content;
-const running = (marker: string) => {
-  try {
-    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
-};
+const running = (marker: string) => pgrep(marker);
 
 describe.runIf(process.platform === 'linux')('the local hand in its sandbox', () => {
   it('is available on this machine, and says so', async () => {

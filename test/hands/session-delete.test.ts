@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHost, type Host } from '../../main/host';
 import { handsEnv, withBackendTurn } from '../helpers/hands-env';
 import { tmpDir } from '../helpers/tmp';
+import { isRunning } from '../helpers/processes';
 
 let host: Host | undefined;
 afterEach(async () => {
@@ -31,13 +32,7 @@ function sessionOn(config: Record<string, unknown>) {
   return { h, id: session.id, run };
 }
 
-const alive = (pattern: string) => {
-  try {
-    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim() !== '';
-  } catch {
-    return false;
-  }
-};
+const alive = (pattern: string) => isRunning(pattern);
 
 describe('deleting a session', () => {
   it('local: its shell and background jobs are killed and its work folder removed', async () => {
