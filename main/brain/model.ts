@@ -1,8 +1,8 @@
-import http from 'node:http';
 import https from 'node:https';
 import { BodyBuffer } from './body-buffer';
 import type { BuiltRequest } from './context';
 import { MessageAssembler, SseParser, streamErrorFailure, type StreamEvent } from './model-stream';
+import { PlainHttpClient, type PlainRequest, type ResponseSink } from './plain-http';
 
 /** A content block the model finished. */
 export type FinishedBlock =
@@ -62,7 +62,9 @@ const MAX_ERROR_BODY = 64 * 1024;
  * The real caller: one streaming `POST /v1/messages` per request over a kept-alive connection,
  * parsed as it arrives, no retries (the harness retries and logs it). A small client of its own
  * rather than the SDK: on the path of every model step, it costs a fraction of a millisecond
- * each way where the SDK's fetch and web streams cost about one (bench:brain).
+ * each way where the SDK's fetch and web streams cost about one (bench:brain). Over plain HTTP
+ * (the host's model proxy, always, in the app) it writes and reads the socket itself
+ * (plain-http.ts); over HTTPS it uses Node's client.
  */
 export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string; timeoutMs?: number } = {}): ModelCaller {
   const apiKey = opts.apiKey ?? process.env.ANTHROPIC_API_KEY;
@@ -76,78 +78,94 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
   }
   const base = new URL(opts.baseURL || process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com');
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/v1/messages`, base);
-  const secure = url.protocol === 'https:';
-  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   const timeoutMs = opts.timeoutMs ?? 10 * 60_000;
-  const bodies = new BodyBuffer();
+  const send = url.protocol === 'http:' ? plainTransport(url, timeoutMs) : nodeTransport(url, timeoutMs);
+  const headers: [string, string][] = [
+    ['content-type', 'application/json'],
+    ['accept', 'text/event-stream'],
+    ['anthropic-version', API_VERSION],
+    ['x-api-key', apiKey],
+    ['user-agent', 'corral'],
+  ];
 
-  /** Sends the request; resolves with a 200 response, or fails with the API's error. */
-  function post(body: string, signal: AbortSignal): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+  /**
+   * Sends the request; resolves once a 200 answer's head is in (its body then goes to `body`),
+   * or fails with the API's error. `started` gets the request at once, so an abort can cut it
+   * while the model has not answered yet.
+   */
+  function post(body: string, signal: AbortSignal, answer: BodySink, started: (r: PlainRequest) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new ModelError(INTERRUPTED));
-      const { bytes, release } = bodies.encode(body);
-      const req = (secure ? https : http).request(url, {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': bytes.length,
-          accept: 'text/event-stream',
-          'anthropic-version': API_VERSION,
-          'x-api-key': apiKey,
-          'user-agent': 'corral',
-        },
-      });
-      // No byte either way for this long (the API sends pings while it thinks): give up.
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
-      req.on('error', (err) => reject(new ModelError(signal.aborted ? INTERRUPTED : connectionFailure(err))));
-      req.on('response', (res) => {
-        if (res.statusCode === 200) return resolve({ req, res });
-        readBody(res).then(
-          (text) => reject(new ModelError(httpFailure(res.statusCode ?? 0, res.headers, text))),
-          (err) => reject(new ModelError(signal.aborted ? INTERRUPTED : connectionFailure(err))),
-        );
-      });
-      // Sent (handed to the socket) or abandoned: either way the buffer is free again.
-      req.once('finish', release);
-      req.once('close', release);
-      req.end(bytes);
+      // An abort before the answer's head: the request is cut (by the caller) and this ends now.
+      const aborted = () => settle(() => reject(new ModelError(INTERRUPTED)));
+      signal.addEventListener('abort', aborted, { once: true });
+      const settle = (f: () => void) => {
+        signal.removeEventListener('abort', aborted);
+        f();
+      };
+      let status = 0;
+      let responseHeaders: Record<string, string> = {};
+      /** The text of an error answer (set when the status is not 200). */
+      let errorBody: string | undefined;
+      started(
+        send(headers, body, {
+          head: (code, h) => {
+            status = code;
+            responseHeaders = h;
+            if (code === 200) settle(resolve);
+            else errorBody = '';
+          },
+          data: (text) => {
+            if (errorBody === undefined) answer.data(text);
+            else if (errorBody.length < MAX_ERROR_BODY) errorBody += text;
+          },
+          end: () => {
+            if (errorBody === undefined) answer.end();
+            else settle(() => reject(new ModelError(httpFailure(status, responseHeaders, errorBody!.slice(0, MAX_ERROR_BODY)))));
+          },
+          fail: (err) => {
+            if (status === 200) answer.fail(err);
+            else settle(() => reject(new ModelError(signal.aborted ? INTERRUPTED : connectionFailure(err))));
+          },
+        }),
+      );
     });
   }
 
   return {
     async stream(params, handlers, signal) {
-      const stop = () => current?.destroy(new Error('interrupted'));
-      let current: http.ClientRequest | undefined;
+      let current: PlainRequest | undefined;
+      const assembler = new MessageAssembler(handlers);
+      // Events are queued as bytes arrive and handled in order (a block's handler is awaited):
+      // whatever arrived before a cut is handled before the cut is reported.
+      const queue: ({ event: StreamEvent } | { end: true; failure?: ModelFailure })[] = [];
+      let wake: (() => void) | undefined;
+      let ended = false;
+      const push = (item: (typeof queue)[number]) => {
+        if (ended) return;
+        if ('end' in item) ended = true;
+        queue.push(item);
+        wake?.();
+      };
+      const stop = () => {
+        current?.cancel();
+        push({ end: true, failure: INTERRUPTED });
+      };
       signal.addEventListener('abort', stop, { once: true });
+      const parser = new SseParser((data) => {
+        try {
+          push({ event: JSON.parse(data) as StreamEvent });
+        } catch {
+          push({ end: true, failure: { errorType: 'model_request_failed_error', message: 'the model sent an event that is not JSON', retryable: true } });
+        }
+      });
       try {
-        const { req, res } = await post(JSON.stringify({ ...params, stream: true }), signal);
-        current = req;
-        if (signal.aborted) stop();
-        const assembler = new MessageAssembler(handlers);
-        // Events are queued as bytes arrive and handled in order (a block's handler is awaited):
-        // whatever arrived before a cut is handled before the cut is reported.
-        const queue: ({ event: StreamEvent } | { end: true; failure?: ModelFailure })[] = [];
-        let wake: (() => void) | undefined;
-        let ended = false;
-        const push = (item: (typeof queue)[number]) => {
-          if (ended) return;
-          if ('end' in item) ended = true;
-          queue.push(item);
-          wake?.();
-        };
-        const parser = new SseParser((data) => {
-          try {
-            push({ event: JSON.parse(data) as StreamEvent });
-          } catch {
-            push({ end: true, failure: { errorType: 'model_request_failed_error', message: 'the model sent an event that is not JSON', retryable: true } });
-          }
-        });
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => parser.feed(chunk));
-        res.on('end', () => push({ end: true }));
-        res.on('error', (err) => push({ end: true, failure: connectionFailure(err) }));
-        res.on('close', () => push({ end: true, failure: res.complete ? undefined : connectionFailure(new Error('the connection closed mid-answer')) }));
+        await post(
+          JSON.stringify({ ...params, stream: true }),
+          signal,
+          { data: (text) => parser.feed(text), end: () => push({ end: true }), fail: (err) => push({ end: true, failure: connectionFailure(err) }) },
+          (r) => (current = r),
+        );
         for (;;) {
           if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
@@ -167,7 +185,7 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
         if (!assembler.complete) throw new ModelError(connectionFailure(new Error('the answer ended before message_stop')));
         return { stopReason: assembler.stopReason, usage: assembler.usage };
       } catch (err) {
-        current?.destroy();
+        current?.cancel();
         if (signal.aborted) throw new ModelError(INTERRUPTED);
         throw err instanceof ModelError ? err : new ModelError(connectionFailure(err));
       } finally {
@@ -177,23 +195,79 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
   };
 }
 
-function readBody(res: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      if (text.length < MAX_ERROR_BODY) text += chunk;
-    });
-    res.on('end', () => resolve(text.slice(0, MAX_ERROR_BODY)));
-    res.on('error', reject);
-  });
+/** Where a 200 answer's body goes. */
+interface BodySink {
+  data(text: string): void;
+  end(): void;
+  fail(err: Error): void;
 }
 
-function headerMs(headers: http.IncomingHttpHeaders): number | undefined {
-  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  const ms = one(headers['retry-after-ms']);
+/** Sends one request (a body and headers without a length), its answer to `sink`. */
+type Transport = (headers: [string, string][], body: string, sink: ResponseSink) => PlainRequest;
+
+/** Plain HTTP: the brain's own client (plain-http.ts). */
+function plainTransport(url: URL, timeoutMs: number): Transport {
+  const client = new PlainHttpClient(url, timeoutMs);
+  const bodies = new BodyBuffer();
+  return (headers, body, sink) => {
+    const { bytes, release } = bodies.encode(body);
+    return client.post(headers, bytes, sink, release);
+  };
+}
+
+/** HTTPS: Node's client, with a kept-alive agent. */
+function nodeTransport(url: URL, timeoutMs: number): Transport {
+  const agent = new https.Agent({ keepAlive: true });
+  const bodies = new BodyBuffer();
+  return (headers, body, target) => {
+    const sink = once(target);
+    const { bytes, release } = bodies.encode(body);
+    const req = https.request(url, { method: 'POST', agent, headers: { ...Object.fromEntries(headers), 'content-length': bytes.length } });
+    // No byte either way for this long (the API sends pings while it thinks): give up.
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
+    req.on('error', (err) => sink.fail(err));
+    req.on('response', (res) => {
+      const flat: Record<string, string> = {};
+      for (const [n, v] of Object.entries(res.headers)) if (v !== undefined) flat[n] = Array.isArray(v) ? v.join(', ') : v;
+      sink.head(res.statusCode ?? 0, flat);
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => sink.data(chunk));
+      res.on('end', () => sink.end());
+      res.on('error', (err) => sink.fail(err));
+      res.on('close', () => !res.complete && sink.fail(new Error('the connection closed mid-answer')));
+    });
+    // Sent (handed to the socket) or abandoned: either way the buffer is free again.
+    req.once('finish', release);
+    req.once('close', release);
+    req.end(bytes);
+    return { cancel: () => (sink.cancel(), req.destroy()) };
+  };
+}
+
+/** A sink that hears one end or failure at most, and nothing once cancelled. */
+function once(sink: ResponseSink): ResponseSink & { cancel(): void } {
+  let over = false;
+  return {
+    head: (status, headers) => !over && sink.head(status, headers),
+    data: (text) => !over && sink.data(text),
+    end: () => {
+      if (over) return;
+      over = true;
+      sink.end();
+    },
+    fail: (err) => {
+      if (over) return;
+      over = true;
+      sink.fail(err);
+    },
+    cancel: () => void (over = true),
+  };
+}
+
+function headerMs(headers: Record<string, string>): number | undefined {
+  const ms = headers['retry-after-ms'];
   if (ms && Number.isFinite(Number(ms))) return Number(ms);
-  const s = one(headers['retry-after']);
+  const s = headers['retry-after'];
   if (s && Number.isFinite(Number(s))) return Number(s) * 1000;
   if (s) {
     const at = Date.parse(s);
@@ -203,7 +277,7 @@ function headerMs(headers: http.IncomingHttpHeaders): number | undefined {
 }
 
 /** Maps an HTTP error answer to the Managed Agents error types and a retry decision. */
-export function httpFailure(status: number, headers: http.IncomingHttpHeaders, body: string): ModelFailure {
+export function httpFailure(status: number, headers: Record<string, string>, body: string): ModelFailure {
   let type: string | undefined;
   let detail = body.trim().slice(0, 2000) || 'no body';
   try {

@@ -2,6 +2,7 @@
  * Just enough HTTP/1.1 for the model proxy to pass bytes through (model-proxy-connection.ts):
  * reading a request's head strictly, and finding where a response ends on a kept-alive
  * connection (content-length, chunked, or the connection's close) without parsing its body.
+ * A brain's client of the proxy (brain/plain-http.ts) uses the same framing to take the body out.
  */
 
 /** A request head as sent, header names lower-cased, in order. */
@@ -71,12 +72,18 @@ export class ResponseFraming {
   status?: number;
   /** The server will close the connection after this response. */
   closes = false;
+  /** Set once the head is read: its header lines after the status line, names lower-cased, in order. */
+  headers?: [name: string, value: string][];
   private head: Buffer = Buffer.alloc(0);
   private mode: 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-crlf' | 'trailer' | 'close' | 'done' = 'head';
   private left = 0;
   private line = '';
 
-  constructor(private readonly noBody = false) {}
+  /**
+   * `noBody`: the answer to a HEAD. `onBody` takes the body's bytes as they pass (the chunks'
+   * data, without their sizes and line ends), for a reader of the response rather than a relay.
+   */
+  constructor(private readonly opts: { noBody?: boolean; onBody?: (bytes: Buffer) => void } = {}) {}
 
   get done(): boolean {
     return this.mode === 'done';
@@ -106,6 +113,7 @@ export class ResponseFraming {
         }
         case 'length': {
           const n = Math.min(this.left, chunk.length - i);
+          if (n > 0) this.opts.onBody?.(chunk.subarray(i, i + n));
           i += n;
           this.left -= n;
           if (this.left === 0) this.mode = 'done';
@@ -133,6 +141,7 @@ export class ResponseFraming {
         }
         case 'chunk-data': {
           const n = Math.min(this.left, chunk.length - i);
+          if (n > 0) this.opts.onBody?.(chunk.subarray(i, i + n));
           i += n;
           this.left -= n;
           if (this.left === 0) [this.mode, this.left] = ['chunk-crlf', 2];
@@ -146,6 +155,7 @@ export class ResponseFraming {
           break;
         }
         case 'close':
+          if (i < chunk.length) this.opts.onBody?.(chunk.subarray(i));
           return chunk.length;
       }
     }
@@ -157,16 +167,14 @@ export class ResponseFraming {
     const status = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
     if (!status) throw new Error('the upstream sent a malformed status line');
     const code = Number(status[1]);
-    const get = (name: string) =>
-      lines
-        .slice(1)
-        .filter((l) => l.slice(0, l.indexOf(':')).trim().toLowerCase() === name)
-        .map((l) => l.slice(l.indexOf(':') + 1).trim());
     // An interim response (100 Continue): the real one follows on the same connection.
     if (code >= 100 && code < 200) return;
     this.status = code;
+    const headers = lines.slice(1).map((l): [string, string] => [l.slice(0, Math.max(0, l.indexOf(':'))).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]);
+    this.headers = headers;
+    const get = (name: string) => headers.filter(([n]) => n === name).map(([, v]) => v);
     this.closes = get('connection').some((v) => /(^|,)\s*close\s*(,|$)/i.test(v)) || lines[0]!.startsWith('HTTP/1.0');
-    if (this.noBody || code === 204 || code === 304) this.mode = 'done';
+    if (this.opts.noBody || code === 204 || code === 304) this.mode = 'done';
     else if (get('transfer-encoding').some((v) => /chunked\s*$/i.test(v))) this.mode = 'chunk-size';
     else if (get('content-length').length > 0) {
       this.left = Number(get('content-length')[0]);

@@ -146,11 +146,12 @@ export class ProxyConnection {
     // Without a body (or none here yet), the head goes now.
     if (length === 0 || this.buf.length === 0) this.up!.write(head);
     else this.pendingHead = head;
-    r.used();
     this.state = length > 0 ? 'body' : 'answering';
     this.bodyLeft = length;
     this.resume();
     this.pump();
+    // The ledger's record (an append to the log) waits until the request has left: not on its way.
+    r.used();
   }
 
   private connect(target: URL, ca?: string[]): void {
