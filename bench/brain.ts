@@ -7,7 +7,6 @@
  * Brains run from the built entry (out/main/brain-entry.js), as in the app; it is built first
  * if missing or stale.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,12 +16,12 @@ import { forkBrain } from '../main/brain/supervisor';
 import { createHost } from '../main/host';
 import { longSessions } from './brain-long';
 import { printFirstTurns } from './first-turn';
+import { brainEntry, ensureBuilt } from './build';
 import { startModelProcess, type ModelTiming } from './model-handle';
 import { fmt, percentile } from './stats';
 import { wakeRoundTrips } from './wake-floor';
 
-const root = path.resolve(import.meta.dirname, '..');
-const entry = path.join(root, 'out/main/brain-entry.js');
+const entry = brainEntry;
 const TURNS = Number(process.env.BENCH_TURNS ?? 30);
 /** Round trips per session counted as its start-up (BENCH_WARM_TRIPS). */
 const WARM = Number(process.env.BENCH_WARM_TRIPS ?? 4);
@@ -44,15 +43,6 @@ function procCpuMs(pid: number | undefined): number {
 }
 /** This process's (the host's: libuv's pool and V8's helpers included). */
 const selfCpuMs = () => procCpuMs(process.pid);
-
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    Math.max(0, ...fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => fs.statSync(path.join(dir, f)).mtimeMs));
-  if (fs.existsSync(entry) && fs.statSync(entry).mtimeMs >= newest(path.join(root, 'main'))) return;
-  console.log('building the brain entry (electron-vite, main only)…');
-  const r = spawnSync('npx', ['electron-vite', 'build'], { cwd: root, env: { ...process.env, CORRAL_BUILD_ONLY: 'main' }, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('build failed');
-}
 
 async function level(n: number) {
   const model = await startModelProcess(TURNS);

@@ -4,16 +4,27 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brainEnvironment } from '../vault/brain-env';
 import type { BrainProcess } from './brain-launcher';
+import { freshBuiltEntry } from './built-entry';
 import { brainExecArgv } from './brain-v8';
 import type { BrainChild } from './running-brain';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BRAIN_NICENESS = 5;
 
-/** The brain entry: the TypeScript source under tsx, or the build. */
+/** Decided once per host process: the brains' code matches the host's as it was loaded. */
+let fromSourceEntry: { entry: string; execArgv: string[] } | undefined;
+
+/**
+ * The brain entry: the build beside this file. From source (tsx), the checkout's build when it is
+ * not older than any source file (built-entry.ts), else the TypeScript source under tsx.
+ */
 export function defaultEntry(): { entry: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  return { entry: fromSource ? path.join(here, 'entry.ts') : path.join(here, 'brain-entry.js'), execArgv: fromSource ? ['--import', 'tsx'] : [] };
+  if (!import.meta.url.endsWith('.ts')) return { entry: path.join(here, 'brain-entry.js'), execArgv: [] };
+  if (!fromSourceEntry) {
+    const built = freshBuiltEntry(path.resolve(here, '..'));
+    fromSourceEntry = built ? { entry: built, execArgv: [] } : { entry: path.join(here, 'entry.ts'), execArgv: ['--import', 'tsx'] };
+  }
+  return fromSourceEntry;
 }
 
 /** `child_process.fork` of the brain entry for a session. */
