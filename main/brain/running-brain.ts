@@ -24,6 +24,11 @@ export interface RunningBrain {
   turnEnded?: number;
   /** Events appended while this brain's own append runs: sent after its reply, less its own. */
   held?: LoggedEvent[];
+  /**
+   * Ids of tool calls this brain appended and has not run yet: a call it sends right behind its
+   * append is known to be in the log without a query. Bounded (MAX_LOGGED_CALLS); past it, the log is asked.
+   */
+  loggedCalls: Set<string>;
   /** Malformed messages so far (the first few are reported). */
   rejected: number;
   /** What the host sends it, in as few writes as order allows. */

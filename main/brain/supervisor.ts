@@ -44,6 +44,8 @@ export interface SupervisorOptions {
 }
 
 const REPORTED_REJECTIONS = 3;
+/** Tool call ids kept per brain for execute's check (a brain whose calls are never run cannot grow it past this). */
+const MAX_LOGGED_CALLS = 1000;
 /** Bytes of events one read by a brain returns at most (its view reads on from where a page ends). */
 const BRAIN_READ_BYTES = 8 * 1024 * 1024;
 const boundedSlice = (slice: EventSlice): EventSlice => ({ ...slice, maxBytes: Math.min(slice.maxBytes ?? BRAIN_READ_BYTES, BRAIN_READ_BYTES) });
@@ -99,7 +101,7 @@ export class BrainSupervisor {
     const child = this.opts.spawn ? this.opts.spawn(sessionId) : this.pool ? this.pool.spawn(sessionId, () => brainPrime(this.opts.log, this.opts.hands, sessionId)) : defaultSpawn(sessionId);
     // A brain that is gone no longer gets anything (its exit handler cleans up).
     const out = new BrainOutbox((m) => this.running.get(sessionId) === brain && child.send(m));
-    const brain: RunningBrain = { child, calls: new Map(), lastInput: 0, rejected: 0, out };
+    const brain: RunningBrain = { child, calls: new Map(), lastInput: 0, rejected: 0, out, loggedCalls: new Set() };
     this.running.set(sessionId, brain);
     this.opts.logger?.info({ session_id: sessionId, pid: child.pid }, 'brain started');
     child.onMessage((m) => this.onBrainMessage(sessionId, brain, m));
@@ -303,7 +305,10 @@ export class BrainSupervisor {
       reqs.forEach((r, i) => {
         const out = results[i]!;
         if (out instanceof Error) return this.send(sessionId, brain, { t: 'res', id: r.id, ok: false, error: errorText(out) });
-        for (const e of out) own.add(e.seq);
+        for (const e of out) {
+          own.add(e.seq);
+          if (e.type === 'agent.tool_use' && brain.loggedCalls.size < MAX_LOGGED_CALLS) brain.loggedCalls.add(e.id);
+        }
         this.reply(sessionId, brain, r.id, r.answer ? r.answer(out) : out);
       });
     } finally {
@@ -319,8 +324,11 @@ export class BrainSupervisor {
    * that answered the call first ("outcome unknown") keeps its answer: both use the same key.
    */
   private async execute(sessionId: string, brain: RunningBrain, m: BrainRequest<'execute'>): Promise<void> {
-    // Only a call in the log runs (a brain sends it right behind its append, which may have failed).
-    if (this.opts.log.findEvent(sessionId, m.args.toolUseId)?.type !== 'agent.tool_use') throw new Error(`${m.args.toolUseId} is not a logged tool call of this session`);
+    // Only a call in the log runs (a brain sends it right behind its append, which may have failed):
+    // one this brain's append just made is, else the log says.
+    if (!brain.loggedCalls.delete(m.args.toolUseId) && this.opts.log.findEvent(sessionId, m.args.toolUseId)?.type !== 'agent.tool_use') {
+      throw new Error(`${m.args.toolUseId} is not a logged tool call of this session`);
+    }
     const ctrl = new AbortController();
     brain.calls.set(m.id, ctrl);
     let outcome;

@@ -249,4 +249,32 @@ describe('what a brain sends is checked', () => {
     await until(() => repliesOf(brain).has(22));
     expect(uncaught).toEqual([]);
   });
+
+  it('a call runs only if its append made it into the log: one whose append failed in the same batch is refused, and nothing runs', async () => {
+    const { id, brain } = sessionWithBrain();
+    const ran: string[] = [];
+    const execute = host.hands.execute.bind(host.hands);
+    host.hands.execute = async (...args) => {
+      ran.push(args[4]?.toolUseId ?? '?');
+      return execute(...args);
+    };
+    // The id of an event already in the log (the user's message): the append fails, so the call is not logged.
+    const taken = host.log.getEvents(id)[0]!.id;
+    const fresh = newId.event();
+    brain.say({
+      t: 'batch',
+      messages: [
+        { t: 'req', id: 1, op: 'emit', args: { events: [{ type: 'agent.tool_use', id: taken, name: 'bash', input: { command: 'true' }, model_tool_use_id: 'toolu_x' }], key: 'blk:x' } },
+        { t: 'req', id: 2, op: 'execute', args: { name: 'bash', input: { command: 'true' }, toolUseId: taken } },
+        { t: 'req', id: 3, op: 'emit', args: { events: [{ type: 'agent.tool_use', id: fresh, name: 'bash', input: { command: 'true' }, model_tool_use_id: 'toolu_y' }], key: 'blk:y' } },
+        { t: 'req', id: 4, op: 'execute', args: { name: 'bash', input: { command: 'true' }, toolUseId: fresh } },
+      ],
+    });
+    await until(() => repliesOf(brain).has(4));
+    expect(repliesOf(brain).get(1)).toMatchObject({ ok: false });
+    expect(repliesOf(brain).get(2)).toMatchObject({ ok: false, error: expect.stringContaining('not a logged tool call') });
+    expect(repliesOf(brain).get(4)).toMatchObject({ ok: true, value: { type: 'agent.tool_result', tool_use_id: fresh } });
+    expect(ran).toEqual([fresh]);
+    expect(uncaught).toEqual([]);
+  });
 });
