@@ -172,27 +172,32 @@ describe('session log', () => {
   });
 
   it('stays gapless under concurrent appends from two processes on one file', async () => {
-    const { session } = log.createSession();
     const n = 2000;
-    const w1 = runWorker(file, session.id, n, 'w1', true);
-    const w2 = runWorker(file, session.id, n, 'w2', true);
-    await Promise.all([w1.ready, w2.ready]);
-    w1.child.stdin!.write('go\n');
-    w2.child.stdin!.write('go\n');
-    expect(await w1.exited).toBe(0);
-    expect(await w2.exited).toBe(0);
-    const events = log.getEvents(session.id, { limit: 10_000 });
-    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 2 * n }, (_, i) => i + 1));
-    for (const tag of ['w1', 'w2']) {
-      const mine = texts(events).filter((t) => t.startsWith(`${tag}:`));
-      expect(mine).toEqual(Array.from({ length: n }, (_, i) => `${tag}:${i}`));
+    // The two writers must really run at the same time for this to test anything: their appends
+    // interleave. On a loaded machine one can be woken only after the other is done (CI-V), so the
+    // run is tried again, up to three times, until they do; every run is checked in full.
+    let switches = 0;
+    for (let attempt = 0; attempt < 3 && switches <= 1; attempt++) {
+      const { session } = log.createSession();
+      const w1 = runWorker(file, session.id, n, 'w1', true);
+      const w2 = runWorker(file, session.id, n, 'w2', true);
+      await Promise.all([w1.ready, w2.ready]);
+      w1.child.stdin!.write('go\n');
+      w2.child.stdin!.write('go\n');
+      expect(await w1.exited).toBe(0);
+      expect(await w2.exited).toBe(0);
+      const events = log.getEvents(session.id, { limit: 10_000 });
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 2 * n }, (_, i) => i + 1));
+      for (const tag of ['w1', 'w2']) {
+        const mine = texts(events).filter((t) => t.startsWith(`${tag}:`));
+        expect(mine).toEqual(Array.from({ length: n }, (_, i) => `${tag}:${i}`));
+      }
+      expect(new Set(events.map((e) => e.id)).size).toBe(2 * n);
+      const tags = texts(events).map((t) => t.slice(0, 2));
+      switches = tags.filter((t, i) => i > 0 && t !== tags[i - 1]).length;
     }
-    expect(new Set(events.map((e) => e.id)).size).toBe(2 * n);
-    // The two writers really ran at the same time: their appends interleave.
-    const tags = texts(events).map((t) => t.slice(0, 2));
-    const switches = tags.filter((t, i) => i > 0 && t !== tags[i - 1]).length;
     expect(switches).toBeGreaterThan(1);
-  }, 60_000);
+  }, 120_000);
 
   it('survives kill -9 of a writer mid-burst with no torn or missing committed event', async () => {
     for (let round = 0; round < 3; round++) {
