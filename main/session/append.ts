@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { newId } from '../db/ids';
 import { rowToEvent } from './read-events';
-import type { SessionDbRow, SessionRows } from './rows';
+import type { SessionAppendRow, SessionRows } from './rows';
 import type { Segment } from './segments';
 import { LogInputError, type EventInput, type LoggedEvent, type SessionStatus, type SessionUsageTotals } from './types';
 import { checkEventInput, serialiseEvent } from './validate-event';
@@ -56,10 +56,13 @@ export class EventAppender {
     return found;
   }
 
-  /** Appends inside an open write transaction; keeps the row's status and usage in step. */
-  appendLocked(row: SessionDbRow, events: readonly EventInput[], key: string | undefined): LoggedEvent[] {
+  /**
+   * Appends inside an open write transaction after position `lastSeq` (the session's last);
+   * keeps the row's status and usage in step.
+   */
+  appendLocked(row: Pick<SessionAppendRow, 'id' | 'usage'>, lastSeq: number, events: readonly EventInput[], key: string | undefined): LoggedEvent[] {
     const sessionId = row.id;
-    let seq = this.rows.lastSeqOf(row);
+    let seq = lastSeq;
     let usage: SessionUsageTotals | undefined;
     let status: SessionStatus | undefined;
     const out: LoggedEvent[] = [];

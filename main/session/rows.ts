@@ -18,6 +18,12 @@ export interface SessionDbRow {
   record: string;
 }
 
+/**
+ * What an append reads of a session's row: not its record (an agent's whole configuration), and
+ * with the position of its own newest event (null: none yet).
+ */
+export type SessionAppendRow = Pick<SessionDbRow, 'id' | 'deleted_at' | 'parent_id' | 'fork_seq' | 'usage'> & { own_last_seq: number | null };
+
 /** The values a new session row is inserted with. */
 export type NewSessionRow = Omit<SessionDbRow, 'archived_at' | 'deleted_at'>;
 
@@ -26,11 +32,14 @@ export type NewSessionRow = Omit<SessionDbRow, 'archived_at' | 'deleted_at'>;
  * row, turning it into the API's SessionRow, and the queries over many rows.
  */
 export class SessionRows {
-  private readonly q: Record<'session' | 'insertSession' | 'lastSeq' | 'setStatus' | 'setUsage', Statement>;
+  private readonly q: Record<'session' | 'appendRow' | 'insertSession' | 'lastSeq' | 'setStatus' | 'setUsage', Statement>;
 
   constructor(private readonly db: Database) {
     this.q = {
       session: db.prepare('SELECT * FROM sessions WHERE id = ?'),
+      appendRow: db.prepare(
+        'SELECT id, deleted_at, parent_id, fork_seq, usage, (SELECT max(seq) FROM events WHERE session_id = sessions.id) AS own_last_seq FROM sessions WHERE id = ?',
+      ),
       insertSession: db.prepare(
         `INSERT INTO sessions (id, created_at, updated_at, parent_id, fork_seq, status, agent_id, agent_version, environment_id, usage, record)
          VALUES (@id, @created_at, @updated_at, @parent_id, @fork_seq, @status, @agent_id, @agent_version, @environment_id, @usage, @record)`,
@@ -51,6 +60,16 @@ export class SessionRows {
     return row && row.deleted_at === null ? row : undefined;
   }
 
+  /**
+   * The row of a session that exists and is not deleted, as an append needs it: every append
+   * reads it, and copying the record (kilobytes for an agent with a long system prompt) each
+   * time cost the host's event loop for nothing.
+   */
+  findForAppend(id: string): SessionAppendRow | undefined {
+    const row = this.q.appendRow.get(id) as SessionAppendRow | undefined;
+    return row && row.deleted_at === null ? row : undefined;
+  }
+
   insert(row: NewSessionRow): void {
     this.q.insertSession.run(row);
   }
@@ -64,7 +83,7 @@ export class SessionRows {
   }
 
   /** The session's last position: its own newest event, or the fork point of a fork with none. */
-  lastSeqOf(row: SessionDbRow): number {
+  lastSeqOf(row: Pick<SessionDbRow, 'id' | 'fork_seq'>): number {
     const own = (this.q.lastSeq.get(row.id) as { seq: number | null }).seq;
     return own ?? row.fork_seq ?? 0;
   }

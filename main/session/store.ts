@@ -75,8 +75,11 @@ export class SessionLog {
     this.appender = new EventAppender(db, this.rows);
     this.byId = db.prepare('SELECT session_id, seq, body FROM events WHERE id = ?');
     this.appendTx = db.transaction((sessionId, events, key) => this.appendInTx(sessionId, events, key));
-    // Each group in a savepoint of its own (a transaction called inside one).
-    this.groupTx = db.transaction((sessionId, groups) => appendEach(groups, (g) => this.appendTx(sessionId, g.events, g.key)));
+    // A group of several events in a savepoint (a transaction inside one): a failure undoes only
+    // it. One of one event needs none (two statements less): its insert, the only write, fails whole.
+    this.groupTx = db.transaction((sessionId, groups) =>
+      appendEach(groups, (g) => (g.events.length === 1 ? this.appendInTx(sessionId, g.events, g.key) : this.appendTx(sessionId, g.events, g.key))),
+    );
   }
 
   // ---- sessions ----
@@ -101,7 +104,7 @@ export class SessionLog {
           usage: JSON.stringify(emptyUsage()),
           record: JSON.stringify(init.record ?? {}),
         });
-        return this.appender.appendLocked(this.lookup(id)!, initialEvents, undefined);
+        return this.appender.appendLocked(this.lookup(id)!, 0, initialEvents, undefined);
       })
       .immediate();
     this.sessions.publish('all', { kind: 'created', sessionId: id });
@@ -181,7 +184,7 @@ export class SessionLog {
       .transaction(() => {
         const row = this.rows.find(id);
         if (!row) throw new SessionNotFoundError(id);
-        this.appender.appendLocked(row, [{ type: 'session.deleted' }], undefined);
+        this.appender.appendLocked(row, this.rows.lastSeqOf(row), [{ type: 'session.deleted' }], undefined);
         this.db.prepare('UPDATE sessions SET deleted_at = ?, updated_at = ? WHERE id = ?').run(
           new Date().toISOString(),
           new Date().toISOString(),
@@ -297,13 +300,15 @@ export class SessionLog {
 
   /** emitEvents' transaction body (made into a transaction once: better-sqlite3 builds a wrapper per `transaction` call). */
   private appendInTx(sessionId: string, events: readonly EventInput[], idempotencyKey: string | undefined): Appended {
-    const row = this.rows.find(sessionId);
+    const row = this.rows.findForAppend(sessionId);
     if (!row) throw new SessionNotFoundError(sessionId);
     if (idempotencyKey !== undefined) {
-      const prior = this.appender.findByKey(this.segments(sessionId), idempotencyKey, events.length);
+      // The session's own row is at hand: only a fork's parents are looked up.
+      const segments = segmentsOf(sessionId, (id) => (id === sessionId ? row : this.lookup(id)));
+      const prior = this.appender.findByKey(segments, idempotencyKey, events.length);
       if (prior) return { out: prior, fresh: false };
     }
-    return { out: this.appender.appendLocked(row, events, idempotencyKey), fresh: true };
+    return { out: this.appender.appendLocked(row, row.own_last_seq ?? row.fork_seq ?? 0, events, idempotencyKey), fresh: true };
   }
 
   /** A positional slice of the session's log (see EventSlice). */

@@ -58,4 +58,25 @@ describe('appends committed together (emitEventGroups)', () => {
     const out = log.emitEventGroups('sesn_missing', [{ events: [msg('x')], key: 'a' }]);
     expect(out[0]).toBeInstanceOf(Error);
   });
+
+  it('fails a one-event group whose insert is refused, leaving no trace of it: the log stays gapless', () => {
+    const { log } = freshLog();
+    const { session } = log.createSession();
+    const [first] = log.emitEvents(session.id, [msg('first')], 'k0');
+    const out = log.emitEventGroups(session.id, [
+      { events: [msg('kept')], key: 'a' },
+      // Refused at its insert (the id is taken): its status change must not be made either.
+      { events: [{ type: 'session.status_running', id: first!.id }], key: 'b' },
+      { events: [{ type: 'span.model_request_end', id: first!.id, model_request_start_id: 'x', is_error: false, model_usage: { input_tokens: 5, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } }], key: 'c' },
+      { events: [msg('kept too')], key: 'd' },
+    ]);
+    expect(out.map((r) => (r instanceof Error ? r.message : 'ok'))).toEqual(['ok', expect.stringContaining('already in the log'), expect.stringContaining('already in the log'), 'ok']);
+    expect(log.getEvents(session.id).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(log.getSession(session.id).status).toBe('idle');
+    expect(log.getSession(session.id).usage.input_tokens).toBe(0);
+    // The refused groups' keys were not used: they can be used again.
+    const [again] = log.emitEventGroups(session.id, [{ events: [{ type: 'session.status_running' }], key: 'b' }]);
+    expect((again as { seq: number }[]).map((e) => e.seq)).toEqual([4]);
+    expect(log.getSession(session.id).status).toBe('running');
+  });
 });

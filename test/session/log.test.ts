@@ -156,6 +156,23 @@ describe('session log', () => {
     expect(() => log.forkSession(parent.id, 99)).toThrow(LogInputError);
   });
 
+
+  it("a fork's idempotency keys are those of its own events and of the prefix it shares, not the parent's later ones", () => {
+    const { session: parent } = log.createSession();
+    const before = log.emitEvents(parent.id, [msg('p1')], 'k-before');
+    log.emitEvent(parent.id, msg('p2'));
+    const fork = log.forkSession(parent.id, 2);
+    log.emitEvents(parent.id, [msg('p3')], 'k-after');
+    // A key from the shared prefix answers with the parent's event and appends nothing.
+    expect(log.emitEvents(fork.id, [msg('again')], 'k-before')).toEqual(before);
+    // A key the parent used after the fork point is new to the fork.
+    const own = log.emitEvents(fork.id, [msg('f3')], 'k-after');
+    expect(own[0]!.seq).toBe(3);
+    expect(texts(log.getEvents(fork.id))).toEqual(['p1', 'p2', 'f3']);
+    // And the fork's own key is found on the next append.
+    expect(log.emitEvents(fork.id, [msg('f3 again')], 'k-after')).toEqual(own);
+    expect(log.getSession(fork.id).last_seq).toBe(3);
+  });
   it('hides a deleted session and purges its events unless a fork shares them', () => {
     const { session: a } = log.createSession();
     log.emitEvent(a.id, msg('a1'));
