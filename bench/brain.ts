@@ -5,12 +5,14 @@
  * state and during start-up separately, and the largest N whose steady p99 stays within twice the
  * single-session p99. Target (issue 3): ≥ 50. Then the long-session case (brain-long.ts).
  * Brains run from the built entry (out/main/brain-entry.js), as in the app; it is built first
- * if missing or stale.
+ * if missing or stale. The model server is bench/lean-model-server.ts (BENCH_MODEL=fixture: the
+ * tests' server); BENCH_HOST_PROFILE=DIR profiles the host over the single-session steady trips.
  */
 import fs from 'node:fs';
+import inspector from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { analyse, hasWork } from '../main/brain/analyse';
 import { forkBrain } from '../main/brain/supervisor';
 import { createHost } from '../main/host';
@@ -31,7 +33,11 @@ let TOOL_MS = 0;
 /** Epoch milliseconds with sub-millisecond precision, comparable across processes. */
 const now = () => performance.timeOrigin + performance.now();
 /** CPU milliseconds per steady round trip of each single-session run (Linux: the brain's from /proc). */
-const cpuPerTrip: { host: number; brain: number }[] = [];
+const cpuPerTrip: { host: number; brain: number; model: number }[] = [];
+/** Pauses (ms) of the host's garbage collections during the single-session runs' steady round trips. */
+const gcPauses: number[] = [];
+/** Steady round trips those pauses were counted over. */
+let gcTrips = 0;
 /** A process's time on a CPU in ms, all its threads, from the scheduler's own count in ns (NaN where /proc has none). */
 function procCpuMs(pid: number | undefined): number {
   try {
@@ -43,6 +49,29 @@ function procCpuMs(pid: number | undefined): number {
 }
 /** This process's (the host's: libuv's pool and V8's helpers included). */
 const selfCpuMs = () => procCpuMs(process.pid);
+
+/**
+ * BENCH_HOST_PROFILE=DIR: a CPU profile of the host's main thread over each single-session run's
+ * steady round trips (50 µs samples), written to DIR as a .cpuprofile.
+ */
+function profileHost(dir: string): { stop(): void } {
+  const session = new inspector.Session();
+  session.connect();
+  session.post('Profiler.enable');
+  session.post('Profiler.setSamplingInterval', { interval: 50 });
+  session.post('Profiler.start');
+  let stopped = false;
+  return {
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      session.post('Profiler.stop', (err, res) => {
+        if (!err) fs.writeFileSync(path.join(dir, `host-${Date.now()}.cpuprofile`), JSON.stringify(res.profile));
+        session.disconnect();
+      });
+    },
+  };
+}
 
 async function level(n: number) {
   const model = await startModelProcess(TURNS);
@@ -68,15 +97,26 @@ async function level(n: number) {
   const ids: string[] = [];
   let idle = 0;
   // CPU per round trip (one session): host and brain, from the WARM-th request to the end.
-  const cpu = { trips: 0, at: undefined as { host: number; brain: number } | undefined, end: undefined as { host: number; brain: number } | undefined };
-  const cpuNow = (id: string) => ({ host: selfCpuMs(), brain: procCpuMs(host.brains?.pidOf(id)) });
+  type CpuAt = { host: number; brain: number; model: number };
+  const cpu = { trips: 0, at: undefined as CpuAt | undefined, end: undefined as CpuAt | undefined };
+  let hostProfile: { stop(): void } | undefined;
+  const cpuNow = (id: string): CpuAt => ({ host: selfCpuMs(), brain: procCpuMs(host.brains?.pidOf(id)), model: procCpuMs(model.pid) });
   const stopCounting = host.log.subscribeAll(({ sessionId, event }) => {
     if (event.type === 'session.status_idle') {
       idle++;
       if (n === 1) cpu.end = cpuNow(sessionId);
+      if (n === 1) hostProfile?.stop();
     }
-    if (n === 1 && event.type === 'span.model_request_start' && ++cpu.trips === WARM) cpu.at = cpuNow(sessionId);
+    if (n === 1 && event.type === 'span.model_request_start' && ++cpu.trips === WARM) {
+      cpu.at = cpuNow(sessionId);
+      hostProfile = process.env.BENCH_HOST_PROFILE ? profileHost(process.env.BENCH_HOST_PROFILE) : undefined;
+    }
   });
+  // The host's garbage collections over the same steady window (n=1): their pauses land in the tail.
+  const gcObserver = new PerformanceObserver((list) => {
+    if (cpu.at && !cpu.end) for (const e of list.getEntries()) gcPauses.push(e.duration);
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
   const t0 = performance.now();
@@ -131,8 +171,10 @@ async function level(n: number) {
   }
   if (cpu.at && cpu.end) {
     const trips = cpu.trips - WARM;
-    cpuPerTrip.push({ host: (cpu.end.host - cpu.at.host) / trips, brain: (cpu.end.brain - cpu.at.brain) / trips });
+    gcTrips += trips;
+    cpuPerTrip.push({ host: (cpu.end.host - cpu.at.host) / trips, brain: (cpu.end.brain - cpu.at.brain) / trips, model: (cpu.end.model - cpu.at.model) / trips });
   }
+  gcObserver.disconnect();
   const errors = ids.filter((id) => host.log.getEvents(id, { types: ['session.error'] }).length > 0).length;
   await host.close();
   await model.stop();
@@ -192,9 +234,13 @@ async function series(toolMs: number, levels: number[]) {
     const pair = (a: number[]) => `${fmt(percentile(a, 50), 2)} / ${fmt(percentile(a, 99), 2)} ms`;
     const throughput = r.steady.both.length / Math.max(0.001, r.wall - r.ramp);
     if (n === 1 && cpuPerTrip.length) {
-      const mean = (k: 'host' | 'brain') => cpuPerTrip.reduce((t, c) => t + c[k], 0) / cpuPerTrip.length;
-      console.log(`   CPU per steady round trip (n=1, mean of ${cpuPerTrip.length} runs): host ${fmt(mean('host'), 2)} ms, brain ${fmt(mean('brain'), 2)} ms`);
+      const mean = (k: 'host' | 'brain' | 'model') => cpuPerTrip.reduce((t, c) => t + c[k], 0) / cpuPerTrip.length;
+      console.log(`   CPU per steady round trip (n=1, mean of ${cpuPerTrip.length} runs): host ${fmt(mean('host'), 2)} ms, brain ${fmt(mean('brain'), 2)} ms; the bench's model server (${process.env.BENCH_MODEL ?? 'lean'}) ${fmt(mean('model'), 2)} ms`);
+      const gcTotal = gcPauses.reduce((t, d) => t + d, 0);
+      console.log(`   host garbage collections over those round trips: ${gcPauses.length} (one per ${fmt(gcTrips / Math.max(1, gcPauses.length), 0)} round trips), pause p50 ${fmt(percentile(gcPauses, 50), 2)} / max ${fmt(Math.max(0, ...gcPauses), 2)} ms, ${fmt(gcTotal / Math.max(1, gcTrips), 3)} ms per round trip`);
       cpuPerTrip.length = 0;
+      gcPauses.length = 0;
+      gcTrips = 0;
     }
     console.log(
       `${String(n).padStart(8)}  ${String(r.steady.both.length).padStart(18)}  ${pair(r.steady.dispatch).padStart(27)}  ${pair(r.steady.back).padStart(28)}  ${pair(r.steady.both).padStart(18)}    │ ${String(r.startup.both.length).padStart(20)}  ${pair(r.startup.both).padStart(18)}  ${`${fmt(r.ramp, 2)} s`.padStart(13)}  ${fmt(r.wall, 1)} s  ${fmt(throughput, 0)} turns/s` +

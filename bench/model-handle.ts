@@ -17,6 +17,8 @@ export async function startModelProcess(turns: number) {
   const url = await new Promise<string>((resolve) => child.once('message', (m: { url: string }) => resolve(m.url)));
   return {
     url,
+    /** The server's process (its CPU time is the bench's own, not the host's). */
+    pid: child.pid,
     timings: () =>
       new Promise<ModelTiming[]>((resolve) => {
         child.once('message', (m: { timings: ModelTiming[] }) => resolve(m.timings));
