@@ -6,8 +6,10 @@
  * single-session p99. Target (issue 3): ≥ 50. Then the long-session case (brain-long.ts).
  * Brains run from the built entry (out/main/brain-entry.js), as in the app; it is built first
  * if missing or stale. The model server is bench/lean-model-server.ts (BENCH_MODEL=fixture: the
- * tests' server); BENCH_HOST_PROFILE=DIR profiles the host over the single-session steady trips.
+ * tests' server); BENCH_HOST_PROFILE=DIR profiles the host over the single-session steady trips;
+ * BENCH_UI_WATCH=1 watches each single session from a window's WebSocket (bench/ui-watcher.ts).
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import inspector from 'node:inspector';
 import os from 'node:os';
@@ -16,6 +18,8 @@ import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:pe
 import { analyse, hasWork } from '../main/brain/analyse';
 import { forkBrain } from '../main/brain/supervisor';
 import { createHost } from '../main/host';
+import { startServer } from '../main/api/http/server';
+import { uiSessionHeaders } from '../test/helpers/ui-session';
 import { longSessions } from './brain-long';
 import { printFirstTurns } from './first-turn';
 import { brainEntry, ensureBuilt } from './build';
@@ -73,6 +77,33 @@ function profileHost(dir: string): { stop(): void } {
   };
 }
 
+/** Windows watching sessions over the UI WebSocket, each a process of its own (bench/ui-watcher.ts). */
+async function uiWatchers(host: Awaited<ReturnType<typeof createHost>>, dataDir: string) {
+  const server = await startServer(host, { port: 0, apiKey: 'bench', rendererDir: dataDir });
+  const { cookie, origin } = await uiSessionHeaders(server.url, 'bench');
+  const children: ChildProcess[] = [];
+  return {
+    async watch(sessionId: string) {
+      const child = fork(path.join(import.meta.dirname, 'ui-watcher.ts'), [server.url, cookie, origin, sessionId], { execArgv: ['--import', 'tsx'] });
+      children.push(child);
+      await new Promise((resolve) => child.once('message', resolve));
+    },
+    /** Stops them; how many events they saw in all. */
+    async stop(): Promise<number> {
+      let seen = 0;
+      for (const child of children) {
+        seen += await new Promise<number>((resolve) => {
+          child.once('message', (m: { items: number }) => resolve(m.items));
+          child.send({ t: 'count' });
+        });
+        child.kill();
+      }
+      await server.close();
+      return seen;
+    },
+  };
+}
+
 async function level(n: number) {
   const model = await startModelProcess(TURNS);
   process.env.ANTHROPIC_BASE_URL = model.url;
@@ -120,11 +151,14 @@ async function level(n: number) {
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
   const t0 = performance.now();
+  // BENCH_UI_WATCH=1: each single session is watched from a window's WebSocket (another process).
+  const ui = process.env.BENCH_UI_WATCH && n === 1 ? await uiWatchers(host, dataDir) : undefined;
   for (let i = 0; i < n; i++) {
     const { session } = host.log.createSession({ record: { agent } });
     fs.mkdirSync(host.hands.workDirOf(session.id), { recursive: true });
     fs.writeFileSync(path.join(host.hands.workDirOf(session.id), 'note.txt'), 'a short note\n');
     ids.push(session.id);
+    await ui?.watch(session.id);
     host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `bench ${session.id}` }] });
   }
   const deadline = Date.now() + 600_000;
@@ -175,6 +209,11 @@ async function level(n: number) {
     cpuPerTrip.push({ host: (cpu.end.host - cpu.at.host) / trips, brain: (cpu.end.brain - cpu.at.brain) / trips, model: (cpu.end.model - cpu.at.model) / trips });
   }
   gcObserver.disconnect();
+  if (ui) {
+    const seen = await ui.stop();
+    const logged = ids.reduce((t, id) => t + host.log.getSession(id).last_seq, 0);
+    if (seen !== logged) console.log(`   the UI watcher saw ${seen} of ${logged} events`);
+  }
   const errors = ids.filter((id) => host.log.getEvents(id, { types: ['session.error'] }).length > 0).length;
   await host.close();
   await model.stop();

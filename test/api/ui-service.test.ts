@@ -52,6 +52,9 @@ describe('watchEvents over a long backlog', () => {
     log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'during' }] });
     await until(() => got.length === total + 1, 'the backlog and the append');
     log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'after' }] });
+    // Caught up, a live append goes out once the appending code is done, not inside the append.
+    expect(got.length).toBe(total + 1);
+    await Promise.resolve();
     expect(got.map((e) => e.seq)).toEqual(Array.from({ length: total + 2 }, (_, i) => i + 1));
     stop();
     log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'unseen' }] });
@@ -91,6 +94,37 @@ describe('watchEvents over a long backlog', () => {
     log.deleteSession(sessionId);
     for (let i = 0; i < 20; i++) await nextTurn();
     expect(got.length).toBe(BACKLOG_PAGE);
+  });
+});
+
+describe('watchEvents caught up', () => {
+  it('pushes appends made in one go after the code that made them, in order; a transport that fills meanwhile gets the rest from the log', async () => {
+    const { log, ui, sessionId } = sessionWith(3);
+    const got: number[] = [];
+    let congested = false;
+    let seenByAppender = -1;
+    let fillsAfterEach = false;
+    ui.watch('watchEvents', { sessionId }, (e) => (got.push(e.seq), (congested ||= fillsAfterEach)), { drained: () => Promise.resolve(), congested: () => congested });
+    await until(() => got.length === 3, 'the backlog');
+    // Three appends in one go (a reply's call and its end, then a tool's result): none goes out inside them.
+    log.emitEventGroups(sessionId, [{ events: [{ type: 'user.message', content: [{ type: 'text', text: 'a' }] }] }, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'b' }] }] }]);
+    log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'c' }] });
+    seenByAppender = got.length;
+    await Promise.resolve();
+    expect(seenByAppender).toBe(3);
+    expect(got).toEqual([1, 2, 3, 4, 5, 6]);
+    // The transport fills after the first of a burst: the rest waits in the log, then comes once each.
+    log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'd' }] });
+    log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'e' }] });
+    fillsAfterEach = true;
+    await Promise.resolve();
+    expect(got).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    fillsAfterEach = false;
+    congested = false;
+    await until(() => got.length === 8, 'the rest from the log');
+    log.emitEvent(sessionId, { type: 'user.message', content: [{ type: 'text', text: 'f' }] });
+    await until(() => got.length === 9, 'a live append again');
+    expect(got).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 });
 

@@ -25,6 +25,11 @@ export interface EventWatch {
  * work runs and the transport's buffer must have room (`flow.drained`); a page stops early when
  * the buffer fills (`flow.congested`) and the rest stays in the log. So a client that does not read holds at most its transport's mark plus one
  * event, however long the session or the time it is away. Returns the function that stops it.
+ *
+ * An appended event is pushed once the code that appended it has run to its end (a microtask),
+ * not inside the append: a brain's tool call is dispatched, and its result handed to the brain,
+ * before the UI's copy is serialised and written (each a few hundred microseconds on the host's
+ * loop, on the path of every tool round trip while someone watches).
  */
 export function watchEvents(w: EventWatch): () => void {
   const { log, sessionId, push, flow } = w;
@@ -32,11 +37,26 @@ export function watchEvents(w: EventWatch): () => void {
   let stopped = false;
   let appended = false;
   let wake: (() => void) | undefined;
-  const unsubscribe = log.subscribe(sessionId, (e) => {
-    // Caught up, with room in the transport: the new event goes out at once.
-    if (wake && e.seq === last + 1 && !flow?.congested?.()) {
+  /** Appended events waiting for the appending code to finish (in order, each after the last). */
+  let queued: LoggedEvent[] = [];
+  const pushQueued = () => {
+    const events = queued;
+    queued = [];
+    for (const e of events) {
+      if (stopped) return;
+      // Sent by a page meanwhile, or the transport filled: the rest is read from the log.
+      if (e.seq !== last + 1 || flow?.congested?.()) {
+        appended = true;
+        return void wake?.();
+      }
       last = e.seq;
       push(e);
+    }
+  };
+  const unsubscribe = log.subscribe(sessionId, (e) => {
+    // Caught up, with room in the transport: the new event goes out as soon as the append's caller is done.
+    if (wake && e.seq === (queued.length ? queued[queued.length - 1]!.seq : last) + 1 && !flow?.congested?.()) {
+      if (queued.push(e) === 1) queueMicrotask(pushQueued);
       return;
     }
     appended = true;
