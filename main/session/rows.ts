@@ -24,6 +24,9 @@ export interface SessionDbRow {
  */
 export type SessionAppendRow = Pick<SessionDbRow, 'id' | 'deleted_at' | 'parent_id' | 'fork_seq' | 'usage'> & { own_last_seq: number | null };
 
+/** A session's last position: its own newest event, or the fork point of a fork with none. */
+export const lastPosition = (ownLast: number | null, forkSeq: number | null): number => ownLast ?? forkSeq ?? 0;
+
 /** The values a new session row is inserted with. */
 export type NewSessionRow = Omit<SessionDbRow, 'archived_at' | 'deleted_at'>;
 
@@ -84,8 +87,7 @@ export class SessionRows {
 
   /** The session's last position: its own newest event, or the fork point of a fork with none. */
   lastSeqOf(row: Pick<SessionDbRow, 'id' | 'fork_seq'>): number {
-    const own = (this.q.lastSeq.get(row.id) as { seq: number | null }).seq;
-    return own ?? row.fork_seq ?? 0;
+    return lastPosition((this.q.lastSeq.get(row.id) as { seq: number | null }).seq, row.fork_seq);
   }
 
   toSession(row: SessionDbRow): SessionRow {

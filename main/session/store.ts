@@ -4,7 +4,7 @@ import { newId } from '../db/ids';
 import type { Page } from '../db/pagination';
 import { listSessionIds, type SessionListQuery } from './list';
 import { EventReader, rowToEvent } from './read-events';
-import { SessionRows } from './rows';
+import { lastPosition, SessionRows } from './rows';
 import { segmentsOf, type Segment } from './segments';
 import { Topic } from './subscriptions';
 import {
@@ -308,7 +308,7 @@ export class SessionLog {
       const prior = this.appender.findByKey(segments, idempotencyKey, events.length);
       if (prior) return { out: prior, fresh: false };
     }
-    return { out: this.appender.appendLocked(row, row.own_last_seq ?? row.fork_seq ?? 0, events, idempotencyKey), fresh: true };
+    return { out: this.appender.appendLocked(row, lastPosition(row.own_last_seq, row.fork_seq), events, idempotencyKey), fresh: true };
   }
 
   /** A positional slice of the session's log (see EventSlice). */
