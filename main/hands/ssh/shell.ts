@@ -21,6 +21,8 @@ const EXIT_GRACE_MS = 100;
 const OPEN_RETRIES = 10;
 /** An aborted command whose group id never arrives is given up on after this long. */
 const PGID_WAIT_MS = 5_000;
+/** How long close() waits for the group ids of commands started but not yet reported. */
+const CLOSE_PGID_WAIT_MS = 1_500;
 
 export interface SshShellInfo {
   /** `user@host:port`. */
@@ -41,6 +43,8 @@ export class SshShell implements RemoteShell {
   private readonly inflight = new Set<(reason: string) => void>();
   /** Process groups of commands that are running. */
   private readonly running = new Set<number>();
+  /** Commands whose channel is open and whose process group id has not been read yet: settle when it is (or the channel closes). */
+  private readonly groupsComing = new Set<Promise<void>>();
   private readonly slots = new ChannelSlots(EXEC_SLOTS);
   private sftp: Promise<SFTPWrapper> | undefined;
   private tools: HostTools = { setsid: false, bash: false };
@@ -153,6 +157,8 @@ export class SshShell implements RemoteShell {
       let exit: { code: number | null; signal?: string } | undefined;
       let channel: ClientChannel | undefined;
       let released = false;
+      /** Settles this command's entry in groupsComing (its group id was read, or its channel closed). */
+      let groupSettled: (() => void) | undefined;
       const releaseOnce = () => {
         if (!released) (released = true), release();
       };
@@ -195,6 +201,7 @@ export class SshShell implements RemoteShell {
         (id) => {
           pgid = id;
           this.running.add(id);
+          groupSettled?.();
           if (killWanted) {
             void this.kill([id]);
             channel?.close();
@@ -215,6 +222,9 @@ export class SshShell implements RemoteShell {
           stream.close();
           return;
         }
+        const coming = new Promise<void>((resolve) => (groupSettled = resolve));
+        this.groupsComing.add(coming);
+        void coming.then(() => this.groupsComing.delete(coming));
         stream.on('data', (d: Buffer) => emit(d, 'stdout'));
         stream.stderr.on('data', (d: Buffer) => sniffer.push(d));
         stream.on('exit', (code: number | null, signal?: string) => {
@@ -222,6 +232,7 @@ export class SshShell implements RemoteShell {
         });
         stream.on('close', () => {
           sniffer.flush();
+          groupSettled?.();
           releaseOnce();
           if (pgid !== undefined) this.running.delete(pgid);
           if (settled) return;
@@ -252,10 +263,13 @@ export class SshShell implements RemoteShell {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const groups = [...this.running];
     const up = this.lost === undefined;
-    // Calls in flight end now (as lost: the hand is gone), then what they started is killed.
+    const coming = [...this.groupsComing];
+    // Calls in flight end now (as lost: the hand is gone), then what they started is killed: a
+    // command already running whose group id is still on its way is waited for, briefly.
     this.markGone('the hand was closed', false);
+    if (coming.length && up) await Promise.race([Promise.all(coming), sleep(CLOSE_PGID_WAIT_MS)]);
+    const groups = [...this.running];
     if (groups.length && up) await Promise.race([this.kill(groups, true), sleep(2_000)]);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
