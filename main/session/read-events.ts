@@ -17,6 +17,13 @@ interface Row {
 interface FullRow extends Row {
   id: string;
   type: string;
+  /** The body's size in UTF-8, from SQLite (counting a 4 MiB string in JS is a pass over it). */
+  bytes: number;
+}
+
+/** A row whose body is read as its bytes. */
+interface ByteRow extends Omit<FullRow, 'body'> {
+  body: Buffer;
 }
 
 /** Rows of a slice, and whether it ended early (at `limit` or `maxBytes`) with more to read. */
@@ -25,10 +32,11 @@ interface Scan<R> {
   more: boolean;
 }
 
-/** What a scan selects: whole rows, or heads (sizes without bodies). */
-type Columns = 'rows' | 'heads';
+/** What a scan selects: whole rows, rows with their bodies as bytes, or heads (sizes without bodies). */
+type Columns = 'rows' | 'bytes' | 'heads';
 const SELECT: Record<Columns, string> = {
-  rows: 'seq, id, type, body',
+  rows: 'seq, id, type, body, octet_length(body) AS bytes',
+  bytes: 'seq, id, type, CAST(body AS BLOB) AS body, octet_length(body) AS bytes',
   heads: 'seq, id, type, octet_length(body) AS bytes',
 };
 
@@ -44,8 +52,9 @@ export function rowToEvent(row: Row): LoggedEvent {
  * the body was written by JSON.stringify without `seq` (the log assigns it), and parsing and
  * stringifying such text again yields the same text, so `seq` is appended as the last key.
  */
-export function rowToJson(row: FullRow): EventJson {
-  return { seq: row.seq, id: row.id, type: row.type, json: `${row.body.slice(0, -1)},"seq":${row.seq}}` };
+export function rowToJson(row: ByteRow): EventJson {
+  const tail = Buffer.from(`,"seq":${row.seq}}`);
+  return { seq: row.seq, id: row.id, type: row.type, json: [row.body.subarray(0, row.body.length - 1), tail], bytes: row.bytes - 1 + tail.length };
 }
 
 function checkPosition(name: string, value: number | undefined): void {
@@ -83,7 +92,7 @@ export class EventReader {
   /** Like `read`, as the JSON text of each event (not parsed). */
   readJson(segments: readonly Segment[], slice: EventSlice): EventJson[] {
     checkLimit(slice.limit ?? 1000, slice.limit);
-    return this.scan('rows', segments, slice).rows.map(rowToJson);
+    return this.scan('bytes', segments, slice).rows.map(rowToJson);
   }
 
   /** Like `read`, the heads of the events only: their bodies are not loaded into memory. */
@@ -104,8 +113,9 @@ export class EventReader {
   }
 
   private scan(columns: 'rows', segments: readonly Segment[], slice: EventSlice): Scan<FullRow>;
+  private scan(columns: 'bytes', segments: readonly Segment[], slice: EventSlice): Scan<ByteRow>;
   private scan(columns: 'heads', segments: readonly Segment[], slice: EventSlice): Scan<EventHead>;
-  private scan(columns: Columns, segments: readonly Segment[], slice: EventSlice): Scan<FullRow | EventHead> {
+  private scan(columns: Columns, segments: readonly Segment[], slice: EventSlice): Scan<FullRow | ByteRow | EventHead> {
     checkPosition('after', slice.after);
     checkPosition('before', slice.before);
     checkPosition('from', slice.from);
@@ -129,7 +139,6 @@ export class EventReader {
       slice.to ?? Number.MAX_SAFE_INTEGER,
     );
     if (lo > hi) return { rows: [], more: false };
-    const sizeOf = columns === 'heads' ? (r: EventHead) => r.bytes : (r: FullRow) => Buffer.byteLength(r.body);
     const fromEnd = !hasLower && (slice.order === 'desc' || slice.before !== undefined);
     const typesJson = slice.types && slice.types.length > 0 ? JSON.stringify(slice.types) : undefined;
     const scanOrder = fromEnd ? 'desc' : 'asc';
@@ -142,7 +151,7 @@ export class EventReader {
     const timeValues = times.map((t) => t.value);
     const ordered = fromEnd ? [...segments].reverse() : segments;
 
-    const out: (FullRow | EventHead)[] = [];
+    const out: (FullRow | ByteRow | EventHead)[] = [];
     let bytes = 0;
     let full = false;
     for (const seg of ordered) {
@@ -153,9 +162,9 @@ export class EventReader {
       const params: unknown[] = [seg.sessionId, a, b];
       if (typesJson !== undefined) params.push(typesJson);
       // Row by row, so that a byte-bounded slice loads no event past the one that fills it.
-      for (const row of stmt.iterate(...params, ...timeValues, want) as IterableIterator<FullRow & EventHead>) {
+      for (const row of stmt.iterate(...params, ...timeValues, want) as IterableIterator<FullRow | ByteRow | EventHead>) {
         out.push(row);
-        if (maxBytes !== undefined && (bytes += sizeOf(row)) >= maxBytes) {
+        if (maxBytes !== undefined && (bytes += row.bytes) >= maxBytes) {
           full = true;
           break;
         }

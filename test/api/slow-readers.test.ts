@@ -134,43 +134,21 @@ async function pausedUiReader(): Promise<WebSocket> {
   return ws;
 }
 
-/** Reads one session's stream whole, as a client that keeps up would: the events it received. */
+/**
+ * Reads one session's stream whole, as a client that keeps up would: the events it received. In
+ * a process of its own: parsing its 4 MiB frames here stalled this process's timers, and its
+ * stalls were timed as the host's.
+ */
 async function readWholeStream(sessionId: string): Promise<{ seq: number; bytes: number }[]> {
-  const res = await api(`/v1/sessions/${sessionId}/events/stream?after_seq=0`);
-  const reader = res.body!.getReader();
-  // Bytes, not a growing string: searching a string built from 64 KiB pieces flattens it each
-  // time, and this process's own stalls (most of a second) were being timed as the host's.
-  let pieces: Buffer[] = [];
-  let lastByte = -1;
-  const got: { seq: number; bytes: number }[] = [];
-  const frameDone = (frame: string) => {
-    const data = frame.split('\n').find((l) => l.startsWith('data: '));
-    if (!frame.startsWith('event: user.message') || !data) return;
-    const event = JSON.parse(data.slice(6)) as { seq: number; content: { text: string }[] };
-    got.push({ seq: event.seq, bytes: event.content[0]!.text.length });
-  };
-  while (got.length < EVENTS_PER_SESSION) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    let chunk = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    for (;;) {
-      // A frame ends at a blank line: "\n\n", maybe split between the held pieces and this chunk.
-      const split = lastByte === 10 && chunk[0] === 10;
-      const end = split ? 0 : chunk.indexOf('\n\n');
-      if (end < 0) break;
-      const whole = Buffer.concat([...pieces, chunk.subarray(0, end)]);
-      frameDone(whole.subarray(0, split ? whole.length - 1 : whole.length).toString('utf8'));
-      chunk = chunk.subarray(split ? 1 : end + 2);
-      pieces = [];
-      lastByte = -1;
-    }
-    if (chunk.length > 0) {
-      pieces.push(chunk);
-      lastByte = chunk[chunk.length - 1]!;
-    }
-  }
-  await reader.cancel();
-  return got;
+  const reader = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test', 'fixtures', 'read-whole-stream.ts'), base, API_KEY, sessionId, String(EVENTS_PER_SESSION)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  reader.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const code = await new Promise<number | null>((resolve) => reader.once('exit', resolve));
+  if (code !== 0) throw new Error(`the reading client exited with ${code}`);
+  return JSON.parse(out) as { seq: number; bytes: number }[];
 }
 
 const percentile = (xs: number[], p: number): number | undefined => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];

@@ -92,4 +92,22 @@ describe('the UI WebSocket channel', () => {
     c.send({ t: 'unwatch', id: 7 });
     c.ws.close();
   });
+
+  it('replays stored events as text messages equal to the log, large and non-ASCII ones included', async () => {
+    const agent = await t.client.beta.agents.create({ name: 'replay', model: 'm' });
+    const env = await t.client.beta.environments.create({ name: 'e' });
+    const id = (await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id })).id;
+    const texts = ['small', 'ünïcödé 😀 \u2028 "quoted"', '😀x'.repeat(400_000), 'after the large one'];
+    for (const text of texts) t.host.log.emitEvent(id, { type: 'user.message', content: [{ type: 'text', text }] });
+    const c = connect({ cookie });
+    const binary: boolean[] = [];
+    c.ws.on('message', (_d, isBinary) => binary.push(isBinary));
+    await c.opened;
+    c.send({ t: 'watch', id: 1, stream: 'watchEvents', input: { sessionId: id } });
+    const items = [];
+    for (let i = 0; i < texts.length; i++) items.push((await c.next((m) => m.id === 1 && m.t === 'item')).item);
+    expect(items).toEqual(t.host.log.getEvents(id));
+    expect(binary.every((b) => !b)).toBe(true);
+    c.ws.close();
+  });
 });

@@ -72,7 +72,8 @@ describe('events as JSON text', () => {
     ]);
     const parsed = log.getEvents(sessionId);
     const json = log.getEventJson(sessionId);
-    expect(json.map((j) => j.json)).toEqual(parsed.map((e) => JSON.stringify(e)));
+    expect(json.map((j) => Buffer.concat(j.json).toString('utf8'))).toEqual(parsed.map((e) => JSON.stringify(e)));
+    expect(json.map((j) => j.bytes)).toEqual(parsed.map((e) => Buffer.byteLength(JSON.stringify(e))));
     expect(json.map((j) => [j.seq, j.id, j.type])).toEqual(parsed.map((e) => [e.seq, e.id, e.type]));
   });
 });

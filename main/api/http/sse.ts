@@ -5,12 +5,13 @@ import type { LiveDelta } from '../../brain/live-text';
 import type { SessionLog } from '../../session/store';
 import { SessionNotFoundError, type LoggedEvent } from '../../session/types';
 import { READER_PAGE_BYTES, STALL_MS } from '../reader-limits';
+import { readerTurns } from '../reader-turns';
 import type { HeldBytes } from './held-bytes';
-import type { SharedEventJson } from './shared-event-json';
+import type { SharedEventJson } from '../shared-event-json';
 import { SseFrames } from './sse-frames';
 
-/** Most characters written at once: a slow client has at most about this much queued for it. */
-const PIECE_CHARS = 32 * 1024;
+/** Most bytes written at once: a slow client has at most about this much queued for it. */
+const PIECE_BYTES = 32 * 1024;
 /** Events per page at most (pages are sized by bytes; this bounds a page of tiny events). */
 const PAGE_EVENTS = 1000;
 /** A reader waiting on its client this long lets go of what it read (see HeldBytes). */
@@ -45,7 +46,7 @@ export interface EventStreamOptions {
  * Streams a session's events after `after` as SSE frames (`event: <type>`, `id: <event id>`,
  * `data: <json>`), then each new one as it is committed. The log is the buffer: events are read
  * a page (READER_PAGE_BYTES) at a time, a large one shared with the server's other streams
- * (SharedEventJson), and written a piece (PIECE_CHARS) at a time, each write waiting until the
+ * (SharedEventJson), and written a piece (PIECE_BYTES) at a time, each write waiting until the
  * client has taken the one before; so a slow client costs one piece of memory, plus what it
  * read while the server's HeldBytes budget allows. A client that takes
  * nothing for `stallMs` is disconnected (it resumes with Last-Event-ID, losing nothing). An
@@ -80,8 +81,8 @@ export function streamSessionEvents(c: Context, opts: EventStreamOptions): Respo
       );
 
       /** Writes `text`; false when the stream is over (the client left, or was too slow). */
-      const send = async (text: string): Promise<boolean> => {
-        const taken = stream.write(text);
+      const send = async (data: string | Uint8Array): Promise<boolean> => {
+        const taken = stream.write(data);
         if (await settlesSoon(taken)) return !stream.aborted;
         // The client is behind: keep what was read only within the server's budget.
         let giveBack = held.take(frames.held());
@@ -109,7 +110,8 @@ export function streamSessionEvents(c: Context, opts: EventStreamOptions): Respo
           if (queued && !(await send(queued))) break;
           let piece;
           try {
-            piece = frames.next(PIECE_CHARS);
+            // Reading the log takes turns with the host's other readers; sending what is held does not.
+            piece = frames.readsNext ? await readerTurns.run(() => frames.next(PIECE_BYTES)) : frames.next(PIECE_BYTES);
           } catch (err) {
             if (!(err instanceof SessionNotFoundError)) throw err;
             // Deleted (its events may be purged already): say so and end the stream.
@@ -117,7 +119,7 @@ export function streamSessionEvents(c: Context, opts: EventStreamOptions): Respo
             break;
           }
           if (piece) {
-            if (!(await send(piece.text))) break;
+            if (!(await send(piece.bytes))) break;
             for (const e of piece.completed) live.finished(e.id);
             continue;
           }

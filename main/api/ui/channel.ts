@@ -1,6 +1,8 @@
 import { UI_CALLS, UI_STREAMS, type UiCallName, type UiStreamName } from './methods';
 import { toUiError, type StreamFlow, type UiService } from './service';
 
+const CLOSE_BRACE = Buffer.from('}');
+
 /** Largest message a UI client may send. */
 const MAX_MESSAGE = 2 * 1024 * 1024;
 
@@ -10,7 +12,13 @@ const MAX_MESSAGE = 2 * 1024 * 1024;
  * `{t:'watch',id,stream,input}` → `{t:'item',id,item}`… (or a failed result);
  * `{t:'unwatch',id}`. Every input is validated by the UI service against the contract.
  */
-export function openUiChannel(ui: UiService, send: (text: string) => void, flow?: StreamFlow): { onMessage(text: string): void; close(): void } {
+export function openUiChannel(
+  ui: UiService,
+  send: (text: string) => void,
+  flow?: StreamFlow,
+  /** Sends one text message made of these UTF-8 parts, in order (a socket can, without joining them). */
+  sendParts?: (parts: readonly Buffer[]) => void,
+): { onMessage(text: string): void; close(): void } {
   const watches = new Map<number, () => void>();
   const reply = (msg: unknown) => send(JSON.stringify(msg));
 
@@ -39,7 +47,11 @@ export function openUiChannel(ui: UiService, send: (text: string) => void, flow?
         if (watches.has(id)) return fail(`watch id ${id} is in use`);
         try {
           watches.set(id, () => {});
-          const stop = ui.watch(msg.stream as UiStreamName, msg.input, (item) => reply({ t: 'item', id, item }), flow);
+          // An item given as JSON goes into the message as it is: a 4 MiB event is neither parsed
+          // to be stringified again nor copied into one string.
+          const head = Buffer.from(`{"t":"item","id":${id},"item":`);
+          const pushJson = sendParts && ((json: readonly Buffer[]) => sendParts([head, ...json, CLOSE_BRACE]));
+          const stop = ui.watch(msg.stream as UiStreamName, msg.input, (item) => reply({ t: 'item', id, item }), flow, pushJson);
           watches.set(id, stop);
         } catch (err) {
           watches.delete(id);

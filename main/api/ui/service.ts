@@ -90,7 +90,11 @@ export function uiServiceFor(host: Host): UiService {
  */
 export interface UiService {
   call<N extends UiCallName>(name: N, input: unknown): Promise<UiCallOutputs[N]>;
-  watch<N extends UiStreamName>(name: N, input: unknown, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow): () => void;
+  /**
+   * Starts a stream. A transport that sends bytes may give `pushJson`: a stream may then hand it
+   * an item as the UTF-8 of its JSON, in parts (watchEvents does for the events it replays).
+   */
+  watch<N extends UiStreamName>(name: N, input: unknown, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow, pushJson?: (json: readonly Buffer[]) => void): () => void;
 }
 
 /**
@@ -118,14 +122,16 @@ export function createUiService(deps: UiServiceDeps): UiService {
     getEvents: ({ sessionId, ...slice }) => log.getEvents(sessionId, { ...slice, maxBytes: CALL_REPLY_BYTES }),
     sendMessage: (i) => log.emitEvent(i.sessionId, { type: 'user.message', content: [{ type: 'text', text: i.text }] }),
   };
-  const streams: { [N in UiStreamName]: (input: z.output<(typeof uiSchemas)[N]>, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow) => () => void } = {
+  const streams: {
+    [N in UiStreamName]: (input: z.output<(typeof uiSchemas)[N]>, push: (item: UiStreamItems[N]) => void, flow?: StreamFlow, pushJson?: (json: readonly Buffer[]) => void) => () => void;
+  } = {
     watchSessions: (_i, push) =>
       log.subscribeSessions((change) =>
         push({ kind: change.kind, sessionId: change.sessionId, session: change.kind === 'deleted' ? null : summariseOrNull(log, change.sessionId, deps.handsOf) }),
       ),
-    watchEvents: ({ sessionId, after }, push, flow) => {
+    watchEvents: ({ sessionId, after }, push, flow, pushJson) => {
       log.getSession(sessionId); // not found → error before subscribing
-      return watchEvents({ log, sessionId, after: after ?? 0, push, flow, pageBytes: deps.pageBytes ?? READER_PAGE_BYTES });
+      return watchEvents({ log, sessionId, after: after ?? 0, push, pushJson, flow, pageBytes: deps.pageBytes ?? READER_PAGE_BYTES });
     },
     watchLiveText: ({ sessionId }, push, flow) => {
       log.getSession(sessionId);
@@ -147,9 +153,9 @@ export function createUiService(deps: UiServiceDeps): UiService {
       if (!fn) throw new UiServiceError({ kind: 'invalid_input', message: `${name} is not available on this host` });
       return (await fn(parsed)) as UiCallOutputs[typeof name];
     },
-    watch(name, input, push, flow) {
+    watch(name, input, push, flow, pushJson) {
       const parsed = uiSchemas[name].parse(input ?? {});
-      return (streams[name] as (i: unknown, p: typeof push, f?: StreamFlow) => () => void)(parsed, push, flow);
+      return (streams[name] as (i: unknown, p: typeof push, f?: StreamFlow, j?: typeof pushJson) => () => void)(parsed, push, flow, pushJson);
     },
   };
 }

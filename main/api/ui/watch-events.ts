@@ -1,5 +1,7 @@
 import type { SessionLog } from '../../session/store';
 import { SessionNotFoundError, type LoggedEvent } from '../../session/types';
+import { readerTurns } from '../reader-turns';
+import { sharedEventsOf } from '../shared-event-json';
 import type { StreamFlow } from './service';
 
 /** Events per page at most (pages are sized by bytes; this bounds a page of tiny events). */
@@ -12,6 +14,12 @@ export interface EventWatch {
   /** The position after which the watch starts (0: the whole log). */
   after: number;
   push(event: LoggedEvent): void;
+  /**
+   * Given by a transport that sends bytes: a page's events are handed to it as their stored
+   * JSON (the UTF-8 of `JSON.stringify(event)`, in parts), never parsed and stringified again;
+   * large ones are shared with the host's other readers (sharedEventsOf).
+   */
+  pushJson?(json: readonly Buffer[]): void;
   flow?: StreamFlow;
   /** Bytes of events read and pushed at a time (READER_PAGE_BYTES). */
   pageBytes: number;
@@ -22,9 +30,11 @@ export interface EventWatch {
  * double. The log is the buffer: a watch that is behind reads on from the last event it pushed,
  * a page (`pageBytes`) at a time; one that is caught up, with room in its transport, pushes an
  * appended event as it is committed. Before each page, the first included, the host's other
- * work runs and the transport's buffer must have room (`flow.drained`); a page stops early when
- * the buffer fills (`flow.congested`) and the rest stays in the log. So a client that does not read holds at most its transport's mark plus one
- * event, however long the session or the time it is away. Returns the function that stops it.
+ * work runs, the transport's buffer must have room (`flow.drained`), and the page takes its
+ * turn with the host's other readers (`readerTurns`); a page stops early when the buffer fills
+ * (`flow.congested`) and the rest stays in the log. So a client that does not read holds at
+ * most its transport's mark plus one event, however long the session or the time it is away.
+ * Returns the function that stops it.
  *
  * An appended event is pushed once the code that appended it has run to its end (a microtask),
  * not inside the append: a brain's tool call is dispatched, and its result handed to the brain,
@@ -68,15 +78,29 @@ export function watchEvents(w: EventWatch): () => void {
     wake?.();
   };
 
+  /** The next page, each event with how it is sent, and whether more may follow. */
+  const readPage = (): { page: { seq: number; send: () => void }[]; more: boolean } => {
+    const slice = { after: last, limit: PAGE_EVENTS, maxBytes: w.pageBytes };
+    const { pushJson } = w;
+    if (pushJson) {
+      const page = sharedEventsOf(log).page(sessionId, slice);
+      // As text, whether this was the last page is known by reading on (an empty page ends it).
+      return { page: page.map((e) => ({ seq: e.seq, send: () => pushJson(e.json) })), more: page.length > 0 };
+    }
+    const { events, more } = log.getEventPage(sessionId, slice);
+    return { page: events.map((e) => ({ seq: e.seq, send: () => push(e) })), more };
+  };
+
   /** Pushes the next page; true if there may be more to read now. */
   const sendPage = (): boolean => {
+    if (stopped) return false; // stopped while the page waited for its turn
     appended = false;
-    const { events, more } = log.getEventPage(sessionId, { after: last, limit: PAGE_EVENTS, maxBytes: w.pageBytes });
-    for (const e of events) {
+    const { page, more } = readPage();
+    for (const e of page) {
       last = e.seq;
-      push(e);
+      e.send();
       if (stopped) return false;
-      if (flow?.congested?.()) return e !== events[events.length - 1] || more;
+      if (flow?.congested?.()) return e !== page[page.length - 1] || more;
     }
     return more;
   };
@@ -95,7 +119,7 @@ export function watchEvents(w: EventWatch): () => void {
       await new Promise((r) => setImmediate(r));
       await flow?.drained?.();
       if (stopped) return;
-      more = sendPage();
+      more = await readerTurns.run(sendPage);
     }
   };
   run().catch((err) => {

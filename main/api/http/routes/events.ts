@@ -8,7 +8,7 @@ import { newOutcomeId } from '../ids';
 import { jsonBody, queryEnum, queryInt, queryList, queryTime } from '../request';
 import type { SlowReaderOptions } from '../../reader-limits';
 import { HeldBytes } from '../held-bytes';
-import { SharedEventJson } from '../shared-event-json';
+import { sharedEventsOf } from '../../shared-event-json';
 import { streamSessionEvents } from '../sse';
 
 /** Bytes of events in one page of the list at most (plus the event that reaches it). */
@@ -42,7 +42,7 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
   const app = new Hono();
   const { log } = host;
   const held = new HeldBytes(HELD_BYTES);
-  const shared = new SharedEventJson(log);
+  const shared = sharedEventsOf(log);
 
   app.get('/:id/events', (c) => {
     const id = c.req.param('id');

@@ -62,7 +62,7 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
           if (!fromUs) return ws.close(4403, 'cross-origin connection refused (a same-origin Origin header is required)');
           if (!authorised || !token) return ws.close(4401, 'not authorised: open a link from corral serve (`npm run serve -- link` prints a new one)');
           open.set(ws, token);
-          const socket = ws.raw as (SendBuffer & { terminate(): void }) | undefined;
+          const socket = ws.raw as (SendBuffer & { terminate(): void; send(data: Buffer, opts: { binary: boolean; fin: boolean }): void }) | undefined;
           if (!socket) return ws.close(1011, 'no socket');
           flow = socketFlow(socket, {
             stallMs: opts.stallMs,
@@ -84,6 +84,12 @@ export function uiRoutes(host: Host, opts: UiRouteOptions): Hono {
               flow?.sent();
             },
             flow,
+            (parts) => {
+              if (ws.readyState !== 1) return;
+              // One text message in fragments, all sent in this synchronous run: nothing can come between them.
+              parts.forEach((part, i) => socket.send(part, { binary: false, fin: i === parts.length - 1 }));
+              flow?.sent();
+            },
           );
         },
         onMessage(evt) {

@@ -1,5 +1,5 @@
-import type { SessionLog } from '../../session/store';
-import type { EventHead, EventJson } from '../../session/types';
+import type { SessionLog } from '../session/store';
+import type { EventHead, EventJson } from '../session/types';
 
 /** Events at least this big are shared between readers; smaller ones are read in runs. */
 const SHARED_FROM_BYTES = 64 * 1024;
@@ -14,11 +14,12 @@ export interface PageRequest {
 }
 
 /**
- * Pages of a session's events as JSON text, with each large event held once however many
+ * Pages of a session's events as JSON (EventJson), with each large event held once however many
  * readers send it: a page is planned from the events' heads (sizes, not contents), a large
  * event is taken from the copy another reader holds when there is one, and read from the log
  * otherwise. Copies are held weakly: one lives while some reader keeps it. So a hundred
- * readers of a session with 4 MiB events hold 4 MiB per event, not 400.
+ * readers of a session with 4 MiB events hold 4 MiB per event, not 400. One per log
+ * (`sharedEventsOf`): the SSE streams and the UI's watches share it.
  */
 export class SharedEventJson {
   private readonly copies = new Map<string, WeakRef<EventJson>>();
@@ -60,4 +61,13 @@ export class SharedEventJson {
     this.forget.register(read, head.id);
     return read;
   }
+}
+
+const perLog = new WeakMap<SessionLog, SharedEventJson>();
+
+/** The log's one SharedEventJson, made on first use. */
+export function sharedEventsOf(log: SessionLog): SharedEventJson {
+  let shared = perLog.get(log);
+  if (!shared) perLog.set(log, (shared = new SharedEventJson(log)));
+  return shared;
 }
