@@ -8,6 +8,7 @@
  * hand is shared with another). Only public repositories are made ahead (no credentials), so
  * nothing secret is kept.
  */
+import type { Pieces } from './host-run';
 import type { RemoteShell } from './remote/types';
 import { cloneRepoOnto, lsRemote, packRepo, repoKey, repoTarget, unpackTar, type BackgroundRun, type RepoResource } from './resources';
 import type { Hand } from './types';
@@ -19,7 +20,7 @@ const MAX_PACK_BYTES = 512 * 1024 * 1024;
 
 interface Pack {
   refs: string;
-  tar: Buffer;
+  tar: Pieces;
 }
 
 /** Tars of clones by repository (URL and checkout), each with the refs it was cloned at. */
@@ -34,7 +35,7 @@ export class RepoPacks {
    * A tar of a clone of `repo` as it is now: the kept one when the repository's refs have not
    * changed since it was made, a new clone's otherwise. `reused` says which.
    */
-  async get(repo: RepoResource, o: BackgroundRun = {}): Promise<{ tar: Buffer; reused: boolean }> {
+  async get(repo: RepoResource, o: BackgroundRun = {}): Promise<{ tar: Pieces; reused: boolean }> {
     const key = JSON.stringify([repo.url, repo.checkout ?? null]);
     const refs = await lsRemote(repo, o);
     const kept = this.packs.get(key);
@@ -93,13 +94,13 @@ export class RepoPacks {
 
   private keep(key: string, pack: Pack): void {
     this.packs.delete(key);
-    if (pack.tar.length > MAX_PACK_BYTES) return;
+    if (pack.tar.bytes > MAX_PACK_BYTES) return;
     this.packs.set(key, pack);
-    let bytes = [...this.packs.values()].reduce((n, p) => n + p.tar.length, 0);
+    let bytes = [...this.packs.values()].reduce((n, p) => n + p.tar.bytes, 0);
     for (const [k, p] of this.packs) {
       if (this.packs.size <= MAX_PACKS && bytes <= MAX_PACK_BYTES) break;
       this.packs.delete(k);
-      bytes -= p.tar.length;
+      bytes -= p.tar.bytes;
     }
   }
 }

@@ -51,6 +51,19 @@ export class HostRunFailed extends Error {
 
 /** Runs `cmd args` here; resolves with its stdout, rejects with its stderr in the message (HostRunFailed). */
 export async function runHere(cmd: string, args: string[], opts: HostRunOptions): Promise<Buffer> {
+  const out = await runHerePieces(cmd, args, opts);
+  return await joinInSlices(out.pieces, out.bytes);
+}
+
+/** Output kept as the pieces it was read in, never joined (tens of MB of fresh memory cost the loop its page faults). */
+export interface Pieces {
+  pieces: readonly Buffer[];
+  /** Bytes of all the pieces. */
+  bytes: number;
+}
+
+/** Like runHere, its stdout as the pieces it was read in. */
+export async function runHerePieces(cmd: string, args: string[], opts: HostRunOptions): Promise<Pieces> {
   const out: Buffer[] = [];
   let size = 0;
   let err = '';
@@ -83,7 +96,7 @@ export async function runHere(cmd: string, args: string[], opts: HostRunOptions)
   if (end.aborted) throw new Error(`${opts.what} was stopped`);
   if (tooBig) throw new Error(opts.tooBig ?? `${opts.what} wrote more than ${opts.maxBytes} bytes`);
   if (end.timedOut) throw new Error(`${opts.what} took longer than ${fmtDuration(opts.timeoutMs ?? HOST_RUN_TIMEOUT_MS)} and was stopped`);
-  if (end.code === 0) return await joinInSlices(out, size);
+  if (end.code === 0) return { pieces: out, bytes: size };
   throw new HostRunFailed(`${opts.what} failed (${end.code !== null ? `exit code ${end.code}` : end.signal}): ${err.trim()}`, err.trim());
 }
 
@@ -96,7 +109,7 @@ const JOIN_SLICE_BYTES = 1024 * 1024;
  * `Buffer.concat`, a slice at a time: a pack of tens of MB copied in one go held the host's loop
  * 40-70 ms here (fresh memory's page faults, bench:ttft's profile), every session waiting.
  */
-export async function joinInSlices(chunks: Buffer[], total: number): Promise<Buffer> {
+export async function joinInSlices(chunks: readonly Buffer[], total: number): Promise<Buffer> {
   if (total <= JOIN_SLICE_BYTES) return Buffer.concat(chunks, total);
   const joined = Buffer.allocUnsafeSlow(total);
   let at = 0;

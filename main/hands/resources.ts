@@ -6,7 +6,7 @@ import type { SessionLog } from '../session/store';
 import { shq } from './remote/shell-hand';
 import type { RemoteShell } from './remote/types';
 import type { Hand } from './types';
-import { gitRunEnv, removeTree, runHere } from './host-run';
+import { gitRunEnv, removeTree, runHere, runHerePieces, type Pieces } from './host-run';
 import { GitProgressParser, type ProvisionProgress } from './provision-progress';
 import { keepExistingClone } from './resources-kept';
 import { relayRemote, runsSandboxed, scrubReflogs } from './local/sandbox-git';
@@ -183,7 +183,7 @@ async function pointRemoteAtProxy(
     // The git proxy is reached directly, never through the egress proxy a hand's HTTP_PROXY names.
     if (reach) await runHere('git', ['-C', path.join(tmp, 'repo'), 'config', 'remote.origin.proxy', ''], { signal, what: 'git config', env: gitRunEnv() });
     target.onProgress?.({ phase: 'unpacking', url: repo.url, resource_id: repo.id ?? null });
-    const tar = await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', env: gitRunEnv() });
+    const tar = await runHerePieces('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', env: gitRunEnv() });
     await unpackTar(tar, dest, target.shell, target.workDir, { signal });
     return reach ? 'git proxy' : `direct (the hand cannot reach the git proxy${why})`;
   } finally {
@@ -216,11 +216,11 @@ export interface BackgroundRun {
 }
 
 /** A repository (no credentials: its own URL) cloned here into a temporary folder, as a tar of that folder. */
-export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promise<Buffer> {
+export async function packRepo(repo: RepoResource, o: BackgroundRun = {}): Promise<Pieces> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-clone-'));
   try {
     await clone(repo, path.join(tmp, 'repo'), o.signal, o.onProgress, repo, o.niceness);
-    return await runHere('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', niceness: o.niceness, env: gitRunEnv() });
+    return await runHerePieces('tar', ['-C', path.join(tmp, 'repo'), '-cf', '-', '.'], { signal: o.signal, maxBytes: MAX_SHIPPED_REPO_BYTES, tooBig: TOO_BIG, what: 'packing the clone', niceness: o.niceness, env: gitRunEnv() });
   } finally {
     // Not rmSync: a clone may hold tens of thousands of files, seconds of the host's loop.
     await removeTree(tmp);
@@ -233,14 +233,14 @@ export async function lsRemote(repo: RepoResource, o: BackgroundRun = {}): Promi
 }
 
 /** Unpacks a tar (packRepo's) at `dest` on the remote hand. */
-export async function unpackTar(tar: Buffer, dest: string, shell: RemoteShell, workDir: string, o: BackgroundRun = {}): Promise<void> {
+export async function unpackTar(tar: Pieces, dest: string, shell: RemoteShell, workDir: string, o: BackgroundRun = {}): Promise<void> {
   const stderr: string[] = [];
   const untar = `tar -xf - -C ${shq(dest)}`;
   // Lowered where the hand has `nice` (a minimal image may not: then at its normal priority).
   const cmd = o.niceness ? `if command -v nice >/dev/null 2>&1; then nice -n ${o.niceness} ${untar}; else ${untar}; fi` : untar;
   const res = await shell.exec(`mkdir -p ${shq(dest)} && ${cmd}`, {
     cwd: workDir,
-    stdin: tar,
+    stdin: tar.pieces,
     signal: o.signal,
     onOutput: (chunk, stream) => void (stream === 'stderr' && stderr.push(chunk.toString('utf8'))),
   });

@@ -25,6 +25,30 @@ it('writes every byte in order, in pieces, with the loop getting turns between t
   expect(turns).toBeGreaterThan(3);
 });
 
+it('takes the bytes of many buffers in order, as pieces of up to the size asked, without joining them', async () => {
+  // As a pack read from tar's pipe: 64 KiB pieces, an odd one, an empty one.
+  const buffers = [...Array.from({ length: 20 }, () => crypto.randomBytes(64 * 1024)), crypto.randomBytes(1000), Buffer.alloc(0), crypto.randomBytes(7)];
+  const c = channel();
+  // Writes made in one synchronous run share a number: a run is one piece.
+  const writes: number[] = [];
+  let run = 0;
+  let inRun = false;
+  const w = c.w.write.bind(c.w);
+  c.w.write = ((chunk: Buffer, cb?: () => void) => {
+    if (!inRun) [inRun, run] = [true, run + 1];
+    queueMicrotask(() => (inRun = false));
+    writes.push(run);
+    return w(chunk, cb as never);
+  }) as typeof c.w.write;
+  writeInPieces(c.w, buffers, 256 * 1024);
+  await c.ended;
+  expect(Buffer.concat(c.got).equals(Buffer.concat(buffers))).toBe(true);
+  // Views of the buffers, not a copy: each write is one buffer or a part of one.
+  expect(c.got.every((g) => g.length <= 64 * 1024)).toBe(true);
+  // 256 KiB (four buffers) at a time: 1,311,727 bytes in 6 pieces.
+  expect(new Set(writes).size).toBe(6);
+});
+
 it('stops writing when the channel is gone before the end', async () => {
   const c = channel();
   writeInPieces(c.w, Buffer.alloc(1024 * 1024), 128 * 1024);

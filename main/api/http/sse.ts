@@ -80,7 +80,7 @@ export function streamSessionEvents(c: Context, opts: EventStreamOptions): Respo
         opts.after,
       );
 
-      /** Writes `text`; false when the stream is over (the client left, or was too slow). */
+      /** Writes `data`; false when the stream is over (the client left, or was too slow). */
       const send = async (data: string | Uint8Array): Promise<boolean> => {
         const taken = stream.write(data);
         if (await settlesSoon(taken)) return !stream.aborted;

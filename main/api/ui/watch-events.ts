@@ -84,7 +84,7 @@ export function watchEvents(w: EventWatch): () => void {
     const { pushJson } = w;
     if (pushJson) {
       const page = sharedEventsOf(log).page(sessionId, slice);
-      // As text, whether this was the last page is known by reading on (an empty page ends it).
+      // Read as JSON, whether this was the last page is known by reading on (an empty page ends it).
       return { page: page.map((e) => ({ seq: e.seq, send: () => pushJson(e.json) })), more: page.length > 0 };
     }
     const { events, more } = log.getEventPage(sessionId, slice);

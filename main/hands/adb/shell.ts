@@ -253,7 +253,8 @@ export class AdbShell implements RemoteShell {
 
         const writer = proc.stdin.getWriter();
         void (async () => {
-          if (opts.stdin?.length) await writer.write(new Uint8Array(opts.stdin.buffer, opts.stdin.byteOffset, opts.stdin.length));
+          const stdin = opts.stdin === undefined ? [] : Buffer.isBuffer(opts.stdin) ? [opts.stdin] : opts.stdin;
+          for (const piece of stdin) if (piece.length) await writer.write(new Uint8Array(piece.buffer, piece.byteOffset, piece.length));
           await writer.close();
         })().catch(() => {});
 

@@ -8,8 +8,8 @@ import type Docker from 'dockerode';
 
 export interface RawExecOptions {
   cwd?: string;
-  /** Written to the command's stdin, which is then closed. Without it the command gets no stdin. */
-  stdin?: Buffer;
+  /** Written to the command's stdin (pieces in order), which is then closed. Without it the command gets no stdin. */
+  stdin?: Buffer | readonly Buffer[];
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
 }
@@ -57,7 +57,7 @@ export function startExec(docker: Docker, container: Docker.Container, cmd: stri
       docker.modem.demuxStream(s, { write: (c: Buffer) => opts.onStdout(c) } as never, { write: (c: Buffer) => opts.onStderr(c) } as never);
       if (detached) s.destroy();
       else if (opts.stdin !== undefined) {
-        if (opts.stdin.length > 0) s.write(opts.stdin);
+        for (const piece of Buffer.isBuffer(opts.stdin) ? [opts.stdin] : opts.stdin) if (piece.length > 0) s.write(piece);
         s.end();
       }
     });
