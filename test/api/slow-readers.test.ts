@@ -26,6 +26,11 @@ const HOLD_MS = 8000;
 const RSS_CEILING_MB = 2048;
 /** The bound the test asserts on the host's peak RSS. */
 const RSS_BOUND_MB = 1024;
+/**
+ * The bound on what the readers add to it: 1-20 MB now; 110-190 MB when every page was made a
+ * string and the UI's were parsed and stringified again (each reader its own copies).
+ */
+const RSS_GROWTH_BOUND_MB = 80;
 
 const root = path.resolve(__dirname, '..', '..');
 const lines: string[] = [];
@@ -215,7 +220,9 @@ describe('slow readers', () => {
     );
     expect(overCeiling, `the host passed ${RSS_CEILING_MB} MB and was stopped`).toBe(false);
     expect(peak).toBeLessThan(RSS_BOUND_MB);
-    expect(percentile(latencies, 50)!).toBeLessThan(250);
+    expect(peak - before).toBeLessThan(RSS_GROWTH_BOUND_MB);
+    // The typical call within 50 ms (4-8 ms here, alone or beside CI's other test files).
+    expect(percentile(latencies, 50)!).toBeLessThan(50);
     expect(Math.max(...latencies)).toBeLessThan(2000);
     expect(wholeEvents.map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(wholeEvents.every((e) => e.bytes === TEXT_CHARS)).toBe(true);
