@@ -106,8 +106,9 @@ const fmtDuration = (ms: number) => (ms >= 60_000 ? `${ms / 60_000} minutes` : `
 const JOIN_SLICE_BYTES = 1024 * 1024;
 
 /**
- * `Buffer.concat`, a slice at a time: a pack of tens of MB copied in one go held the host's loop
- * 40-70 ms here (fresh memory's page faults, bench:ttft's profile), every session waiting.
+ * `Buffer.concat`, a slice at a time: tens of MB copied in one go held the host's loop 40-70 ms
+ * here (fresh memory's page faults, bench:ttft's profile), every session waiting. A repository's
+ * pack is not joined at all (runHerePieces).
  */
 export async function joinInSlices(chunks: readonly Buffer[], total: number): Promise<Buffer> {
   if (total <= JOIN_SLICE_BYTES) return Buffer.concat(chunks, total);

@@ -3,7 +3,7 @@ import path from 'node:path/posix';
 import { AdbServerClient, AdbSyncError, type Adb, type AdbShellProtocolProcess, type AdbSync } from '@yume-chan/adb';
 import type { ReadableStream } from '@yume-chan/stream-extra';
 import { shq } from '../remote/shell-hand';
-import { RemoteFileError, type ExecOptions, type ExecResult, type RemoteShell } from '../remote/types';
+import { RemoteFileError, stdinPieces, type ExecOptions, type ExecResult, type RemoteShell } from '../remote/types';
 import { formatAddress, type ServerAddress } from './config';
 import { readDeviceFile, syncErrorToFileError, writeDeviceFile } from './files';
 import { adbStartShell } from './persistent';
@@ -253,8 +253,7 @@ export class AdbShell implements RemoteShell {
 
         const writer = proc.stdin.getWriter();
         void (async () => {
-          const stdin = opts.stdin === undefined ? [] : Buffer.isBuffer(opts.stdin) ? [opts.stdin] : opts.stdin;
-          for (const piece of stdin) if (piece.length) await writer.write(new Uint8Array(piece.buffer, piece.byteOffset, piece.length));
+          for (const piece of stdinPieces(opts.stdin)) if (piece.length) await writer.write(new Uint8Array(piece.buffer, piece.byteOffset, piece.length));
           await writer.close();
         })().catch(() => {});
 

@@ -5,6 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
+import { stdinPieces } from '../remote/types';
 
 export interface RawExecOptions {
   cwd?: string;
@@ -57,7 +58,7 @@ export function startExec(docker: Docker, container: Docker.Container, cmd: stri
       docker.modem.demuxStream(s, { write: (c: Buffer) => opts.onStdout(c) } as never, { write: (c: Buffer) => opts.onStderr(c) } as never);
       if (detached) s.destroy();
       else if (opts.stdin !== undefined) {
-        for (const piece of Buffer.isBuffer(opts.stdin) ? [opts.stdin] : opts.stdin) if (piece.length > 0) s.write(piece);
+        for (const piece of stdinPieces(opts.stdin)) if (piece.length > 0) s.write(piece);
         s.end();
       }
     });

@@ -35,6 +35,11 @@ export interface ExecOptions {
   stdin?: Buffer | readonly Buffer[];
 }
 
+/** A command's stdin (ExecOptions.stdin) as its pieces, in order; none when it has none. */
+export function stdinPieces(stdin: Buffer | readonly Buffer[] | undefined): readonly Buffer[] {
+  return stdin === undefined ? [] : Buffer.isBuffer(stdin) ? [stdin] : stdin;
+}
+
 /** Thrown by readFile/writeFile; `code` is what went wrong, `message` says it for a person. */
 export class RemoteFileError extends Error {
   constructor(

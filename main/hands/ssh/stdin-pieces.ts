@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { stdinPieces } from '../remote/types';
 
 /** How much of a command's stdin is handed to an SSH channel at once. */
 export const STDIN_PIECE_BYTES = 256 * 1024;
@@ -11,7 +12,7 @@ export const STDIN_PIECE_BYTES = 256 * 1024;
  * Stops quietly if the channel closes first (the command exited without reading it all).
  */
 export function writeInPieces(channel: Writable, data: Buffer | readonly Buffer[], pieceBytes = STDIN_PIECE_BYTES): void {
-  const buffers = Buffer.isBuffer(data) ? [data] : data;
+  const buffers = stdinPieces(data);
   let i = 0;
   let at = 0;
   const next = (err?: Error | null) => {
