@@ -17,6 +17,16 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 /** Quotes a string for `sh`. */
 export const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/**
+ * The `sh` command that removes a session's folder on a shared host. It runs at the lowest CPU
+ * priority where `nice` exists: a clone of thousands of files is unlinked while other sessions
+ * (and, on a loopback host, Corral itself) are answering.
+ */
+export function removeDirCommand(dir: string): string {
+  const rm = `rm -rf -- ${shq(dir)}`;
+  return `if command -v nice >/dev/null 2>&1; then nice -n 19 ${rm}; else ${rm}; fi`;
+}
+
 /** What the environment config sets, as `export K=V; ` lines; nothing of the host's own environment is ever sent. */
 export function envExports(env: Record<string, string> | undefined): string {
   return Object.entries(env ?? {}).filter(([k, v]) => envEntryProblem(k, v) === undefined).map(([k, v]) => `export ${k}=${shq(v)}; `).join('');
