@@ -2,8 +2,7 @@ import { setMaxListeners } from 'node:events';
 import posix from 'node:path/posix';
 import type { EnvironmentStore } from '../catalog/environments';
 import type { Logger } from '../logging/logger';
-import { createShellHand, envExports, removeDirCommand, shq } from './remote/shell-hand';
-import { REMOVE_DIR_TIMEOUT_MS } from './live-hands';
+import { createShellHand, envExports, removeRemoteDir, shq } from './remote/shell-hand';
 import type { HandEnvSource, VaultSshKey } from './hand-env';
 import { prestartShell, type PrestartedShell } from './prestarted-shell';
 import type { ShellSession } from './shell-session';
@@ -389,11 +388,7 @@ export class HandPool {
 
   /** Closes a pooled hand no session got; its own work folder on a shared host goes with it. */
   private async close(shell: RemoteShell, type: string | undefined, workDir: string | undefined): Promise<void> {
-    try {
-      if (workDir && type && SHARED_WORK_DIR_KINDS.has(type) && shell.lostReason === undefined) await shell.exec(removeDirCommand(workDir), { signal: AbortSignal.timeout(REMOVE_DIR_TIMEOUT_MS) });
-    } catch {
-      // A folder left behind on a host that went away: nothing else to do.
-    }
+    if (workDir && type && SHARED_WORK_DIR_KINDS.has(type) && shell.lostReason === undefined) await removeRemoteDir(shell, workDir);
     await shell.close().catch(() => {});
   }
 }

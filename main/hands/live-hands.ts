@@ -1,9 +1,6 @@
 import type { Hand } from './types';
 import type { KindTool, RemoteShell } from './remote/types';
-import { removeDirCommand } from './remote/shell-hand';
-
-/** How long removing a session's folder on a host may take before its hand is disposed anyway. */
-export const REMOVE_DIR_TIMEOUT_MS = 10_000;
+import { removeRemoteDir } from './remote/shell-hand';
 
 /** A hand made (or being made) for a session. */
 export interface Live {
@@ -64,7 +61,7 @@ export async function endHands(hands: Live[]): Promise<void> {
     hands.map(async (l) => {
       const got = await l.ready;
       // Bounded: a host that stopped answering does not hold up the rest (or the host's close).
-      if (l.ownDir && got.shell && got.shell.lostReason === undefined) await got.shell.exec(removeDirCommand(l.ownDir), { signal: AbortSignal.timeout(REMOVE_DIR_TIMEOUT_MS) }).catch(() => {});
+      if (l.ownDir && got.shell && got.shell.lostReason === undefined) await removeRemoteDir(got.shell, l.ownDir);
       await got.hand.dispose();
     }),
   );

@@ -27,6 +27,18 @@ export function removeDirCommand(dir: string): string {
   return `if command -v nice >/dev/null 2>&1; then nice -n 19 ${rm}; else ${rm}; fi`;
 }
 
+/** How long removing a session's folder on a host may take before its hand is closed anyway. */
+const REMOVE_DIR_TIMEOUT_MS = 10_000;
+
+/**
+ * Removes a session's folder on a shared host (`removeDirCommand`), bounded in time so that a
+ * host that stopped answering holds up nothing. Never rejects: a folder left on a host that went
+ * away is all that can go wrong, and nothing more can be done about it.
+ */
+export async function removeRemoteDir(shell: RemoteShell, dir: string): Promise<void> {
+  await shell.exec(removeDirCommand(dir), { signal: AbortSignal.timeout(REMOVE_DIR_TIMEOUT_MS) }).catch(() => {});
+}
+
 /** What the environment config sets, as `export K=V; ` lines; nothing of the host's own environment is ever sent. */
 export function envExports(env: Record<string, string> | undefined): string {
   return Object.entries(env ?? {}).filter(([k, v]) => envEntryProblem(k, v) === undefined).map(([k, v]) => `export ${k}=${shq(v)}; `).join('');
