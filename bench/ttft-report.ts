@@ -14,11 +14,14 @@ const tools = (xs: SessionTiming[], pick: (s: SessionTiming) => number | undefin
 export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], pooled: SessionTiming[] = []) {
   const ttft = { coupled: spread(coupled.map((s) => s.ttft)), decoupled: spread(decoupled.map((s) => s.ttft)), pooled: spread(pooled.map((s) => s.ttft)) };
   const toRequest = { coupled: spread(coupled.map((s) => s.toRequest)), decoupled: spread(decoupled.map((s) => s.toRequest)), pooled: spread(pooled.map((s) => s.toRequest)) };
+  const nextToRequest = { coupled: spread(coupled.map((s) => s.nextToRequest)), decoupled: spread(decoupled.map((s) => s.nextToRequest)), pooled: spread(pooled.map((s) => s.nextToRequest)) };
   const cut = (a: number, b: number) => (a > 0 ? 1 - b / a : NaN);
   const byKind = (xs: SessionTiming[], env: string) => xs.filter((s) => s.env === env);
   return {
     ttft,
     toRequest,
+    /** The next turn of a running session: user.message → span.model_request_start. */
+    nextToRequest,
     reduction: { p50: cut(ttft.coupled.p50, ttft.decoupled.p50), p95: cut(ttft.coupled.p95, ttft.decoupled.p95) },
     firstToolCall: {
       decoupled: tools(decoupled, (s) => s.firstTool),
@@ -62,6 +65,9 @@ export function table(s: TtftSummary): string {
     line('user.message → model request, coupled', s.toRequest.coupled),
     line('user.message → model request, decoupled', s.toRequest.decoupled),
     line('user.message → model request, pooled', s.toRequest.pooled),
+    line('  its next turn, coupled', s.nextToRequest.coupled),
+    line('  its next turn, decoupled', s.nextToRequest.decoupled),
+    line('  its next turn, pooled', s.nextToRequest.pooled),
     line('first tool call (tool_use → result), decoupled', s.firstToolCall.decoupled),
     line('first tool call (tool_use → result), pooled', s.firstToolCall.pooled),
     line('  pooled, hand from the pool (hits)', s.firstToolCall.pooledHit),

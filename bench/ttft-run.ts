@@ -7,6 +7,7 @@ import { BrainPool } from '../main/brain/brain-pool';
 import { brainPrime } from '../main/brain/brain-prime';
 import { createHost } from '../main/host';
 import { brainEntry } from './build';
+import { settle, type Settled } from './settle';
 
 /** How one bench:ttft run is shaped. */
 export interface TtftOptions {
@@ -32,6 +33,8 @@ export interface TtftOptions {
   poolSize: number;
   /** The set-up a coupled session runs on its hand after the clone, before its first model request. */
   setup: string;
+  /** The longest a mode waits for an idle machine before it starts (settle.ts); 0: no wait. */
+  settleCapMs: number;
 }
 
 /** One session's timings (ms). */
@@ -48,6 +51,8 @@ export interface SessionTiming {
   toRequest: number;
   /** user.message → the model's first token (toRequest + the request's first_token_ms) */
   ttft: number;
+  /** The session's next turn, once its first is done: its user.message → span.model_request_start. */
+  nextToRequest: number;
   /** The first tool call: agent.tool_use logged → agent.tool_result logged. */
   firstTool?: number;
   /** The first tool call's wait for its hand: agent.tool_use logged → hand.ready logged. */
@@ -78,7 +83,7 @@ async function startModel(firstTokenMs: string) {
  * full (container or connection, clone, set-up) before its first brain starts, as a harness
  * inside its container must; decoupled: the normal host, hands provisioned at first use.
  */
-export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; loadAtStart: number; loopDelay: { p99: number; max: number }; poolEnd?: unknown[] }> {
+export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; loadAtStart: number; settled: Settled; loopDelay: { p99: number; max: number }; poolEnd?: unknown[] }> {
   const model = await startModel(o.firstTokenMs);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
@@ -116,13 +121,16 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     system: null,
     tools: [{ type: 'agent_toolset_20260401', configs: [], default_config: { enabled: true, permission_policy: { type: 'always_allow' } } }],
   };
-  type Track = { asked: number; cloned?: number; started?: number; firstTokenMs?: number; toolUse?: number; toolResult?: number; handReady?: number; pooled?: boolean; idle: boolean; error?: string };
+  type Track = { asked: number; askedNext?: number; startedNext?: number; cloned?: number; started?: number; firstTokenMs?: number; toolUse?: number; toolResult?: number; handReady?: number; pooled?: boolean; idle: boolean; error?: string };
   const tracks = new Map<string, Track>();
   const stop = host.log.subscribeAll(({ sessionId, event }) => {
     const t = tracks.get(sessionId);
     if (!t) return;
     const e = event as { type: string; first_token_ms?: number; error?: { message?: string } };
-    if (e.type === 'span.model_request_start') t.started ??= now();
+    if (e.type === 'span.model_request_start') {
+      t.started ??= now();
+      if (t.askedNext !== undefined) t.startedNext ??= now();
+    }
     else if (e.type === 'span.model_request_end' && t.firstTokenMs === undefined) t.firstTokenMs = e.first_token_ms ?? NaN;
     else if (e.type === 'agent.tool_use') t.toolUse ??= now();
     else if (e.type === 'agent.tool_result') t.toolResult ??= now();
@@ -139,6 +147,8 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
   // What the set-up (and the mode before) wrote goes to disk now, not while this mode is measured:
   // a pool's warm-up unpacks tens of thousands of files, whose writeback stalled the sessions after it.
   execFileSync('sync');
+  // And what the mode before left running (containers and folders being removed) finishes first.
+  const settled = o.settleCapMs > 0 ? await settle({ capMs: o.settleCapMs }) : { waitedMs: 0, busy: NaN, capped: false };
   const loadAtStart = os.loadavg()[0]!;
   const out: SessionTiming[] = [];
   let next = 0;
@@ -164,15 +174,25 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
         await new Promise((r) => setTimeout(r, 5));
       }
       const toRequest = t.started! - t.asked;
+      const doneAt = now() - t0;
+      // Its next turn, on the brain it already has (a user asking a follow-up).
+      t.idle = false;
+      t.askedNext = now();
+      host.log.emitEvent(session.id, { type: 'user.message', content: [{ type: 'text', text: `ttft ${i} next` }] });
+      while (!(t.idle && t.startedNext !== undefined)) {
+        if (Date.now() > deadline) throw new Error(`session ${i} (${mode}) did not finish its next turn in 2 minutes`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
       out.push({
         env: env.name,
         tool,
         worker: k,
         at: t.asked - t0,
-        doneAt: now() - t0,
+        doneAt,
         ...(t.toolUse !== undefined ? { toolAt: t.toolUse - t0 } : {}),
         toRequest,
         ttft: toRequest + t.firstTokenMs!,
+        nextToRequest: t.startedNext! - t.askedNext,
         cloned: t.cloned !== undefined,
         clonedBeforeModel: t.cloned !== undefined && t.cloned < t.started!,
         ...(t.toolUse !== undefined && t.toolResult !== undefined ? { firstTool: t.toolResult - t.toolUse } : {}),
@@ -203,7 +223,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
   // How long the sessions took together.
-  return Object.assign(out, { wallMs: now() - t0, loadAtStart, loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 }, ...(poolEnd ? { poolEnd } : {}) });
+  return Object.assign(out, { wallMs: now() - t0, loadAtStart, settled, loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 }, ...(poolEnd ? { poolEnd } : {}) });
 }
 
 /**

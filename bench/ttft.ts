@@ -8,13 +8,15 @@
  * (BENCH_FILES files, BENCH_COMMITS commits) cloned as each session's resource, the test model
  * server with a first-token delay (BENCH_FIRST_TOKEN_MS, "min-max"). Sessions alternate docker
  * and ssh; one in BENCH_TOOL_EVERY calls a tool in its first turn (the rest never touch a hand);
- * BENCH_CONCURRENCY run at a time. Prints p50/p95 per mode, the reductions, and the decoupled
- * first tool call's latency (the cost moved to it), as a table and JSON; writes ttft.json and
+ * BENCH_CONCURRENCY run at a time; each then asks a follow-up (its next turn). Prints p50/p95 per
+ * mode (TTFT, and user.message → model request for the first and the next turn), the reductions,
+ * and the decoupled first tool call's latency (the cost moved to it), as a table and JSON; writes ttft.json and
  * ttft.svg to DIR (default out/bench-ttft). A third mode, pooled, is decoupled with a warm pool
  * of hands per environment (hand-pool.ts), sized so that a replay of the decoupled mode's takes,
  * at the pace the pool allows, finds a hand each time (ttft-pool-size.ts; BENCH_HAND_POOL fixes
  * it, and a size below the demand is reported as such):
- * the first tool call with and without it, and the pool's hits and misses per kind.
+ * the first tool call with and without it, and the pool's hits and misses per kind. Each mode
+ * starts once the machine is idle (settle.ts; at most BENCH_SETTLE_MS, 60 s; no wait in --quick).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,11 +24,18 @@ import path from 'node:path';
 import { brainPoolSize } from '../main/brain/brain-pool';
 import { ensureBuilt } from './build';
 import { fmt } from './stats';
+import type { Settled } from './settle';
 import { backendTurn, handsEnv } from '../test/helpers/hands-env';
 import { makeRepo } from './ttft-repo';
 import { chart, summarise, table, type TtftSummary } from './ttft-report';
 import { runMode, type TtftOptions } from './ttft-run';
 import { sizePools, type PoolSizing } from './ttft-pool-size';
+
+/** How a mode's start waited for the machine to be idle, and the load average then (it lags the cores by a minute). */
+const startedAfter = (m: { settled: Settled; loadAtStart: number }) =>
+  m.settled.waitedMs === 0
+    ? `load average at its start ${fmt(m.loadAtStart, 2)}`
+    : `started after ${fmt(m.settled.waitedMs / 1000, 1)} s waiting for an idle machine (cores ${fmt(m.settled.busy * 100, 0)} % busy${m.settled.capped ? ', still busy at the cap' : ''}; load average ${fmt(m.loadAtStart, 2)})`;
 
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -62,6 +71,8 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
     ],
     // Set-up as a project's would look at its tree: every file read once.
     setup: 'cat $(find repo -type f | head -2000) > /dev/null; find repo -type f | wc -l',
+    // The quick run is a test among others running at once: the machine is never idle there.
+    settleCapMs: num('BENCH_SETTLE_MS', q ? 0 : 60_000),
   };
   log(
     `${o.sessions} sessions per mode, ${o.concurrency} at a time, docker and ssh in turn, one in ${o.toolEvery} calls a tool in its first turn; ${o.poolSize} brains pooled; first token after ${o.firstTokenMs} ms; ` +
@@ -73,14 +84,14 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   let sizing: PoolSizing[] = [];
   try {
     coupled = await runMode('coupled', o);
-    log(`coupled: done (${coupled.length} sessions; load average at its start ${fmt(coupled.loadAtStart, 2)}; host loop delay p99 ${fmt(coupled.loopDelay.p99, 1)} ms, max ${fmt(coupled.loopDelay.max, 1)} ms)`);
+    log(`coupled: done (${coupled.length} sessions; ${startedAfter(coupled)}; host loop delay p99 ${fmt(coupled.loopDelay.p99, 1)} ms, max ${fmt(coupled.loopDelay.max, 1)} ms)`);
     decoupled = await runMode('decoupled', o);
-    log(`decoupled: done (${decoupled.length} sessions; load average at its start ${fmt(decoupled.loadAtStart, 2)}; host loop delay p99 ${fmt(decoupled.loopDelay.p99, 1)} ms, max ${fmt(decoupled.loopDelay.max, 1)} ms)`);
+    log(`decoupled: done (${decoupled.length} sessions; ${startedAfter(decoupled)}; host loop delay p99 ${fmt(decoupled.loopDelay.p99, 1)} ms, max ${fmt(decoupled.loopDelay.max, 1)} ms)`);
     sizing = sizePools(o, decoupled, process.env.BENCH_HAND_POOL ? Number(process.env.BENCH_HAND_POOL) : undefined);
     for (const p of sizing) log(p.note);
     o.handPool = Object.fromEntries(sizing.map((p) => [p.kind, p.size]));
     pooled = await runMode('pooled', o);
-    log(`pooled: done (${pooled.length} sessions; load average at its start ${fmt(pooled.loadAtStart, 2)}; host loop delay p99 ${fmt(pooled.loopDelay.p99, 1)} ms, max ${fmt(pooled.loopDelay.max, 1)} ms; pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
+    log(`pooled: done (${pooled.length} sessions; ${startedAfter(pooled)}; host loop delay p99 ${fmt(pooled.loopDelay.p99, 1)} ms, max ${fmt(pooled.loopDelay.max, 1)} ms; pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
     log(`the pools at the end: ${JSON.stringify(pooled.poolEnd)}`);
   } finally {
     release();
@@ -96,7 +107,7 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   log(table(s));
   if (s.errors) log(`${s.errors} sessions ended with an error`);
   for (const p of sizing.filter((p) => p.size < p.demand)) log(`note: ${p.note}`);
-  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, reduction: s.reduction, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
+  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, nextToRequest: s.nextToRequest, reduction: s.reduction, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
   log(`written: ${path.join(opts.outDir, 'ttft.json')}, ${path.join(opts.outDir, 'ttft.svg')}; load average at the end ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   return { ...s, json, svg };
 }

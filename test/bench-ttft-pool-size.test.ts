@@ -14,7 +14,7 @@ const o = {
     { name: 'ssh', config: {}, perWorker: true },
   ],
 } as unknown as TtftOptions;
-const s = (x: Partial<SessionTiming> & Pick<SessionTiming, 'env' | 'worker' | 'at'>): SessionTiming => ({ tool: false, toRequest: 1, ttft: 1, doneAt: x.at + 1000, cloned: false, clonedBeforeModel: false, ...x });
+const s = (x: Partial<SessionTiming> & Pick<SessionTiming, 'env' | 'worker' | 'at'>): SessionTiming => ({ tool: false, toRequest: 1, ttft: 1, nextToRequest: 1, doneAt: x.at + 1000, cloned: false, clonedBeforeModel: false, ...x });
 
 describe('bench:ttft pool sizing', () => {
   it('a burst of takes within one make time empties a pool its average rate would call big enough', () => {

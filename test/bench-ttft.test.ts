@@ -32,6 +32,9 @@ describe('bench:ttft --quick', () => {
     expect(decoupled.filter((x) => x.cloned).map((x) => x.tool)).toEqual(decoupled.filter((x) => x.tool).map(() => true));
     expect(decoupled.filter((x) => x.firstTool !== undefined)).toHaveLength(decoupled.filter((x) => x.tool).length);
     expect(s.ttft.coupled.n).toBe(6);
+    // Each session's next turn started its request on the brain it had, in every mode.
+    expect([s.nextToRequest.coupled.n, s.nextToRequest.decoupled.n, s.nextToRequest.pooled.n]).toEqual([6, 6, 6]);
+    expect([...coupled, ...decoupled, ...pooled].every((x) => x.nextToRequest >= 0 && x.nextToRequest < 10_000)).toBe(true);
     expect(Number.isFinite(s.reduction.p50)).toBe(true);
     expect(s.firstToolCall.decoupled.n).toBe(2);
     // Tool calls went to both kinds; with the pool, each got a hand made ahead (repository included).
@@ -45,5 +48,6 @@ describe('bench:ttft --quick', () => {
     expect(svg).toContain('TTFT decoupled');
     expect(svg).toContain('first tool call, pooled');
     expect(lines.join('\n')).toMatch(/reduction\s+-?[\d.]+%\s+-?[\d.]+%/);
+    expect(lines.join('\n')).toMatch(/its next turn, pooled\s+6\s/);
   }, 300_000);
 });
