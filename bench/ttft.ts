@@ -107,7 +107,7 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   log(table(s));
   if (s.errors) log(`${s.errors} sessions ended with an error`);
   for (const p of sizing.filter((p) => p.size < p.demand)) log(`note: ${p.note}`);
-  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, nextToRequest: s.nextToRequest, reduction: s.reduction, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
+  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, nextToRequest: s.nextToRequest, reduction: s.reduction, modelOwn: s.modelOwn, reductionBound: s.reductionBound, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
   log(`written: ${path.join(opts.outDir, 'ttft.json')}, ${path.join(opts.outDir, 'ttft.svg')}; load average at the end ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   return { ...s, json, svg };
 }
