@@ -130,8 +130,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     if (e.type === 'span.model_request_start') {
       t.started ??= now();
       if (t.askedNext !== undefined) t.startedNext ??= now();
-    }
-    else if (e.type === 'span.model_request_end' && t.firstTokenMs === undefined) t.firstTokenMs = e.first_token_ms ?? NaN;
+    } else if (e.type === 'span.model_request_end' && t.firstTokenMs === undefined) t.firstTokenMs = e.first_token_ms ?? NaN;
     else if (e.type === 'agent.tool_use') t.toolUse ??= now();
     else if (e.type === 'agent.tool_result') t.toolResult ??= now();
     else if (e.type === 'hand.resource_applied') t.cloned ??= now();
