@@ -16,8 +16,9 @@ export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], 
   const toRequest = { coupled: spread(coupled.map((s) => s.toRequest)), decoupled: spread(decoupled.map((s) => s.toRequest)), pooled: spread(pooled.map((s) => s.toRequest)) };
   const nextToRequest = { coupled: spread(coupled.map((s) => s.nextToRequest)), decoupled: spread(decoupled.map((s) => s.nextToRequest)), pooled: spread(pooled.map((s) => s.nextToRequest)) };
   const cut = (a: number, b: number) => (a > 0 ? 1 - b / a : NaN);
-  // The model's own first-token time (the same in every mode, session by session): a host that
-  // added nothing would show this TTFT, and this reduction is the most any host could show.
+  // The request's own first token (span.model_request_end's first_token_ms: the model's delay, the
+  // same for session N in every mode, plus the proxy and stream of that request): the TTFT if
+  // user.message → model request took no time, and the reduction that would give.
   const modelOwn = spread(decoupled.map((s) => s.ttft - s.toRequest));
   const byKind = (xs: SessionTiming[], env: string) => xs.filter((s) => s.env === env);
   return {
@@ -26,7 +27,7 @@ export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], 
     /** The next turn of a running session: user.message → span.model_request_start. */
     nextToRequest,
     reduction: { p50: cut(ttft.coupled.p50, ttft.decoupled.p50), p95: cut(ttft.coupled.p95, ttft.decoupled.p95) },
-    /** The model's own first token (TTFT less the host's part), and the reduction a host adding nothing would show. */
+    /** TTFT less user.message → model request, and the reduction if that part took no time. */
     modelOwn,
     reductionBound: { p50: cut(ttft.coupled.p50, modelOwn.p50), p95: cut(ttft.coupled.p95, modelOwn.p95) },
     firstToolCall: {
@@ -67,8 +68,8 @@ export function table(s: TtftSummary): string {
     line('TTFT, coupled (provision, then the model)', s.ttft.coupled),
     line('TTFT, decoupled (hands at first use)', s.ttft.decoupled),
     row(['reduction', '', pct(s.reduction.p50), pct(s.reduction.p95)]),
-    line("  the model's own first token (no host at all)", s.modelOwn),
-    row(['  the most any host could reduce it by', '', pct(s.reductionBound.p50), pct(s.reductionBound.p95)]),
+    line("  the request's own first token (first_token_ms)", s.modelOwn),
+    row(['  the reduction if user.message → request took 0', '', pct(s.reductionBound.p50), pct(s.reductionBound.p95)]),
     line('TTFT, decoupled with the warm hand pool', s.ttft.pooled),
     line('user.message → model request, coupled', s.toRequest.coupled),
     line('user.message → model request, decoupled', s.toRequest.decoupled),
