@@ -91,9 +91,9 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
     // The egress: the value on the allowed host (HTTP and HTTPS), the placeholder elsewhere, and
     // a host on neither the hand's allow list nor a credential's refused by the proxy.
     expect(out).toMatch(/API_TOKEN=corral_vault_placeholder_vcrd_/);
-    expect(allowed.seen.find((s) => s.path === '/allowed')?.authorization).toBe(`Bearer ${VALUE}`);
-    expect(allowedTls.seen.find((s) => s.path === '/allowed-tls')?.authorization).toBe(`Bearer ${VALUE}`);
-    expect(other.seen.find((s) => s.path === '/other')?.authorization).toMatch(/^Bearer corral_vault_placeholder_vcrd_/);
+    expect(allowed.seen.find((s) => s.path === '/allowed')?.authorization, out).toBe(`Bearer ${VALUE}`);
+    expect(allowedTls.seen.find((s) => s.path === '/allowed-tls')?.authorization, out).toBe(`Bearer ${VALUE}`);
+    expect(other.seen.find((s) => s.path === '/other')?.authorization, out).toMatch(/^Bearer corral_vault_placeholder_vcrd_/);
     expect(out).toContain('outside=403');
     expect(outside.seen).toEqual([]);
     expect(out).toContain("off-list.example.invalid:80 is not on this hand's network allow list");
@@ -109,6 +109,8 @@ describe.skipIf(!available.ok)('the vault from a sandboxed local hand', () => {
   }, 180_000);
 
   it("another session's sandbox cannot use that session's gateway name (the runtime refuses it)", async () => {
+    // Its gateway name comes from the test before: without it this test would fail for that one's reason.
+    expect(gatewayName, 'the test before found no gateway name').not.toBe('');
     const before = repos.git.requests.length;
     const through = `http://${gatewayName}:80/http/${new URL(repos.git.url).host}/proj.git/info/refs?service=git-upload-pack`;
     // GRPC_PROXY is still the runtime's own proxy (with this sandbox's credentials); the hand's HTTP_PROXY is the egress relay.
