@@ -26,8 +26,8 @@ export interface Settled {
 }
 
 /**
- * Waits until the machine is idle — every core under `threshold` busy, for `seconds` seconds in
- * a row — or `capMs` has passed. A benchmark's modes run one after the other: what one leaves
+ * Waits until the machine is idle — its cores together under `threshold` busy, for `seconds`
+ * seconds in a row — or `capMs` has passed. A benchmark's modes run one after the other: what one leaves
  * running (containers being removed, folders deleted, writeback) must not be measured as the
  * next one's cost. The 1-minute load average lags by minutes, so the cores' own counters decide.
  */
@@ -37,11 +37,10 @@ export async function settle(o: { threshold?: number; seconds?: number; capMs?: 
   const capMs = o.capMs ?? 60_000;
   const start = Date.now();
   let quiet = 0;
-  let busy = 1;
   for (;;) {
     const before = os.cpus();
     await new Promise((r) => setTimeout(r, 1000));
-    busy = busySince(before, os.cpus());
+    const busy = busySince(before, os.cpus());
     quiet = busy < threshold ? quiet + 1 : 0;
     const waitedMs = Date.now() - start;
     if (quiet >= need) return { waitedMs, busy, capped: false };

@@ -12,14 +12,15 @@ const tools = (xs: SessionTiming[], pick: (s: SessionTiming) => number | undefin
 
 /** bench:ttft's figures: TTFT and brain start per mode, the reductions, the first tool call with and without the pool. */
 export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], pooled: SessionTiming[] = []) {
-  const ttft = { coupled: spread(coupled.map((s) => s.ttft)), decoupled: spread(decoupled.map((s) => s.ttft)), pooled: spread(pooled.map((s) => s.ttft)) };
-  const toRequest = { coupled: spread(coupled.map((s) => s.toRequest)), decoupled: spread(decoupled.map((s) => s.toRequest)), pooled: spread(pooled.map((s) => s.toRequest)) };
-  const nextToRequest = { coupled: spread(coupled.map((s) => s.nextToRequest)), decoupled: spread(decoupled.map((s) => s.nextToRequest)), pooled: spread(pooled.map((s) => s.nextToRequest)) };
+  const perMode = (pick: (s: SessionTiming) => number) => ({ coupled: spread(coupled.map(pick)), decoupled: spread(decoupled.map(pick)), pooled: spread(pooled.map(pick)) });
+  const ttft = perMode((s) => s.ttft);
+  const toRequest = perMode((s) => s.toRequest);
+  const nextToRequest = perMode((s) => s.nextToRequest);
   const cut = (a: number, b: number) => (a > 0 ? 1 - b / a : NaN);
   // The request's own first token (span.model_request_end's first_token_ms: the model's delay, the
   // same for session N in every mode, plus the proxy and stream of that request): the TTFT if
   // user.message → model request took no time, and the reduction that would give.
-  const modelOwn = spread(decoupled.map((s) => s.ttft - s.toRequest));
+  const requestFirstToken = spread(decoupled.map((s) => s.ttft - s.toRequest));
   const byKind = (xs: SessionTiming[], env: string) => xs.filter((s) => s.env === env);
   return {
     ttft,
@@ -28,8 +29,8 @@ export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], 
     nextToRequest,
     reduction: { p50: cut(ttft.coupled.p50, ttft.decoupled.p50), p95: cut(ttft.coupled.p95, ttft.decoupled.p95) },
     /** TTFT less user.message → model request, and the reduction if that part took no time. */
-    modelOwn,
-    reductionBound: { p50: cut(ttft.coupled.p50, modelOwn.p50), p95: cut(ttft.coupled.p95, modelOwn.p95) },
+    requestFirstToken,
+    reductionBound: { p50: cut(ttft.coupled.p50, requestFirstToken.p50), p95: cut(ttft.coupled.p95, requestFirstToken.p95) },
     firstToolCall: {
       decoupled: tools(decoupled, (s) => s.firstTool),
       pooled: tools(pooled, (s) => s.firstTool),
@@ -68,7 +69,7 @@ export function table(s: TtftSummary): string {
     line('TTFT, coupled (provision, then the model)', s.ttft.coupled),
     line('TTFT, decoupled (hands at first use)', s.ttft.decoupled),
     row(['reduction', '', pct(s.reduction.p50), pct(s.reduction.p95)]),
-    line("  the request's own first token (first_token_ms)", s.modelOwn),
+    line("  the request's own first token (first_token_ms)", s.requestFirstToken),
     row(['  the reduction if user.message → request took 0', '', pct(s.reductionBound.p50), pct(s.reductionBound.p95)]),
     line('TTFT, decoupled with the warm hand pool', s.ttft.pooled),
     line('user.message → model request, coupled', s.toRequest.coupled),

@@ -10,8 +10,8 @@
  * and ssh; one in BENCH_TOOL_EVERY calls a tool in its first turn (the rest never touch a hand);
  * BENCH_CONCURRENCY run at a time; each then asks a follow-up (its next turn). Prints p50/p95 per
  * mode (TTFT, and user.message → model request for the first and the next turn), the reductions,
- * and the decoupled first tool call's latency (the cost moved to it), as a table and JSON; writes ttft.json and
- * ttft.svg to DIR (default out/bench-ttft). A third mode, pooled, is decoupled with a warm pool
+ * and the decoupled first tool call's latency (the cost moved to it), as a table and JSON;
+ * writes ttft.json and ttft.svg to DIR (default out/bench-ttft). A third mode, pooled, is decoupled with a warm pool
  * of hands per environment (hand-pool.ts), sized so that a replay of the decoupled mode's takes,
  * at the pace the pool allows, finds a hand each time (ttft-pool-size.ts; BENCH_HAND_POOL fixes
  * it, and a size below the demand is reported as such):
@@ -107,7 +107,7 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   log(table(s));
   if (s.errors) log(`${s.errors} sessions ended with an error`);
   for (const p of sizing.filter((p) => p.size < p.demand)) log(`note: ${p.note}`);
-  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, nextToRequest: s.nextToRequest, reduction: s.reduction, modelOwn: s.modelOwn, reductionBound: s.reductionBound, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
+  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, nextToRequest: s.nextToRequest, reduction: s.reduction, requestFirstToken: s.requestFirstToken, reductionBound: s.reductionBound, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
   log(`written: ${path.join(opts.outDir, 'ttft.json')}, ${path.join(opts.outDir, 'ttft.svg')}; load average at the end ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   return { ...s, json, svg };
 }
