@@ -136,6 +136,7 @@ export function printTraces(label: string, list: Trace[], loopP99: number) {
 export const TRACE_MODES: Record<string, Partial<ConstructorParameters<typeof BrainPool>[0]>> = {
   before: { refillAfter: 1000, pauseStarting: false, warmUp: false, lowerAfterFirstRequest: false },
   'after, brains at niceness 5 throughout': { lowerAfterFirstRequest: false },
+  'after, the warm-up with its model in memory': { warmUp: 'in-memory' },
   after: {},
 };
 

@@ -37,8 +37,11 @@ export interface BrainPoolOptions {
    * request. Default true; false starts them at 5, as before.
    */
   lowerAfterFirstRequest?: boolean;
-  /** Pooled brains run a first turn in memory before they are ready (brain-warmup.ts; default true). */
-  warmUp?: boolean;
+  /**
+   * Pooled brains run a first turn before they are ready (brain-warmup.ts; default true).
+   * 'in-memory': with the warm-up's model in memory, not on loopback (the pool as it was, for bench/first-turn-trace.ts).
+   */
+  warmUp?: boolean | 'in-memory';
   logger?: Logger;
   /** Called as each pooled brain is forked (bench/first-turn-trace.ts lines forks up with sessions). */
   onFork?: () => void;
@@ -255,7 +258,7 @@ export class BrainPool {
     // Inside Electron, fork runs the Electron binary: make it behave as Node.
     if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
     this.opts.onFork?.();
-    const args = this.opts.warmUp === false ? ['', '--no-warm-up'] : [];
+    const args = this.opts.warmUp === false ? ['', '--no-warm-up'] : this.opts.warmUp === 'in-memory' ? ['', '--warm-up-in-memory'] : [];
     const execArgv = brainExecArgv(this.opts.execArgv);
     const lowNow = this.opts.lowerAfterFirstRequest === false;
     const child: BrainProcess = this.launcher

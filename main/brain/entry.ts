@@ -44,8 +44,9 @@ else {
   wire.on(onBind);
   // A first turn run in memory compiles its code now rather than on the session's time; then the
   // pool hears this brain is ready (the warm-up does no I/O: a bind waits for it, at most).
-  // `fork(entry, ['', '--no-warm-up'])`: no warm-up (bench/first-turn-trace.ts, the pool as it was).
-  const warm = process.argv[3] === '--no-warm-up' ? Promise.resolve() : warmUpFirstTurn();
+  // `fork(entry, ['', '--no-warm-up'])`: no warm-up; `'--warm-up-in-memory'`: its model in memory
+  // (bench/first-turn-trace.ts, the pool as it was).
+  const warm = process.argv[3] === '--no-warm-up' ? Promise.resolve() : warmUpFirstTurn({ inMemoryModel: process.argv[3] === '--warm-up-in-memory' });
   // A pool stopped meanwhile (its host closing) has closed the channel: the callback takes the
   // failed write, which would otherwise be an unhandled 'error' and a stack trace on stderr.
   void warm.catch(() => {}).then(() => wire.connected && wire.send(POOLED_READY));
@@ -80,9 +81,12 @@ function run(sessionId: string, prime?: BrainPrime): void {
     toolDefinitions: builtinToolDefinitions,
   };
 
+  const model = createAnthropicCaller();
+  // The session's first request is built next: its connection to the model proxy opens meanwhile.
+  model.preconnect?.();
   const harness = new Harness(
     io,
-    createAnthropicCaller(),
+    model,
     {
       maxRetries: num(process.env.CORRAL_MODEL_RETRIES, 4),
       retryBaseMs: num(process.env.CORRAL_RETRY_BASE_MS, 2000),
