@@ -51,6 +51,11 @@ export interface StreamHandlers {
 /** Something that runs one streaming Messages request. */
 export interface ModelCaller {
   stream(params: BuiltRequest['params'], handlers: StreamHandlers, signal: AbortSignal): Promise<{ stopReason: string; usage: ModelUsage }>;
+  /**
+   * Opens the connection the next request will use, if none is open, so that a request about to
+   * be built does not wait for it (a brain just bound to a session). Plain HTTP only.
+   */
+  preconnect?(): void;
 }
 
 const INTERRUPTED: ModelFailure = { errorType: 'model_request_failed_error', message: 'interrupted', retryable: false, aborted: true };
@@ -79,7 +84,8 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
   const base = new URL(opts.baseURL || process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com');
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/v1/messages`, base);
   const timeoutMs = opts.timeoutMs ?? 10 * 60_000;
-  const send = url.protocol === 'http:' ? plainTransport(url, timeoutMs) : nodeTransport(url, timeoutMs);
+  const plain = url.protocol === 'http:' ? plainTransport(url, timeoutMs) : undefined;
+  const send = plain ?? nodeTransport(url, timeoutMs);
   const headers: [string, string][] = [
     ['content-type', 'application/json'],
     ['accept', 'text/event-stream'],
@@ -133,6 +139,7 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
   }
 
   return {
+    preconnect: plain && (() => plain.preconnect()),
     async stream(params, handlers, signal) {
       let current: PlainRequest | undefined;
       const assembler = new MessageAssembler(handlers);
@@ -206,13 +213,14 @@ interface BodySink {
 type Transport = (headers: [string, string][], body: string, sink: ResponseSink) => PlainRequest;
 
 /** Plain HTTP: the brain's own client (plain-http.ts). */
-function plainTransport(url: URL, timeoutMs: number): Transport {
+function plainTransport(url: URL, timeoutMs: number): Transport & { preconnect(): void } {
   const client = new PlainHttpClient(url, timeoutMs);
   const bodies = new BodyBuffer();
-  return (headers, body, sink) => {
+  const send: Transport = (headers, body, sink) => {
     const { bytes, release } = bodies.encode(body);
     return client.post(headers, bytes, sink, release);
   };
+  return Object.assign(send, { preconnect: () => client.preconnect() });
 }
 
 /** HTTPS: Node's client, with a kept-alive agent. */

@@ -127,6 +127,14 @@ export class PlainHttpClient {
     };
   }
 
+  /** Opens a connection for the next request unless one is idle (or opening) already. */
+  preconnect(): void {
+    if (this.idle.size > 0) return;
+    const socket = net.connect({ host: this.host, port: this.port });
+    socket.setNoDelay(true);
+    this.keep(socket);
+  }
+
   /** Closes the idle connections (a request under way keeps its own). */
   close(): void {
     for (const s of [...this.idle.keys()]) this.drop(s);
@@ -136,7 +144,8 @@ export class PlainHttpClient {
     for (const [s, unwatch] of this.idle) {
       this.idle.delete(s);
       unwatch();
-      if (!s.destroyed && s.readyState === 'open') return s.ref();
+      // One still opening (preconnect) takes the request too: it is written once connected.
+      if (!s.destroyed && (s.readyState === 'open' || s.connecting)) return s.ref();
       s.destroy();
     }
     return undefined;

@@ -1,5 +1,6 @@
 /**
- * One brain connection to the model proxy, paired with one connection upstream. A request's
+ * One brain connection to the model proxy, with one connection upstream at a time (taken from
+ * the proxy's UpstreamPool, and given back when the brain goes away between answers). A request's
  * head is read and checked here and written upstream anew (the capability swapped for the real
  * key); its body and the whole response pass through as bytes, the response followed only far
  * enough to know where it ends (http-framing.ts). Node's HTTP server and client on both sides
@@ -7,9 +8,9 @@
  * event loop, which every session shares. One request at a time: the brain's next request is
  * read once the answer to this one is complete.
  */
-import net from 'node:net';
-import tls from 'node:tls';
+import type net from 'node:net';
 import { header, headEnd, MAX_HEAD_BYTES, parseRequestHead, ResponseFraming, type RequestHead } from './http-framing';
+import type { UpstreamPool } from './upstream-pool';
 
 /** What a connection asks of its proxy for each request. */
 export interface ProxyRequestGate {
@@ -60,6 +61,8 @@ export class ProxyConnection {
   /** A request's head waiting to leave with its body's first bytes. */
   private pendingHead?: Buffer;
   private up?: net.Socket;
+  /** Where `up` goes, and what undoes this connection's listeners on it. */
+  private upTarget?: { url: URL; ca?: string[]; unlisten(): void };
   private upOrigin?: string;
   private framing?: ResponseFraming;
   /** Bytes of the response already passed to the brain (a failure after the first is a cut). */
@@ -68,6 +71,7 @@ export class ProxyConnection {
   constructor(
     private readonly client: net.Socket,
     private readonly gate: ProxyRequestGate,
+    private readonly upstreams: UpstreamPool,
   ) {
     client.setNoDelay(true);
     client.on('data', (d: Buffer) => this.safely(() => this.onClientData(d)));
@@ -155,16 +159,24 @@ export class ProxyConnection {
   }
 
   private connect(target: URL, ca?: string[]): void {
-    const secure = target.protocol === 'https:';
-    const port = Number(target.port) || (secure ? 443 : 80);
-    const host = target.hostname.replace(/^\[|\]$/g, '');
-    const up = secure ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['http/1.1'], ...(ca ? { ca } : {}) }) : net.connect({ host, port });
-    up.setNoDelay(true);
+    const up = this.upstreams.take(target, ca);
     this.up = up;
     this.upOrigin = target.origin;
-    up.on('data', (d: Buffer) => this.safely(() => this.onUpstreamData(up, d)));
-    up.on('error', (err) => this.onUpstreamGone(up, err.message));
-    up.on('close', () => this.onUpstreamGone(up, 'the connection closed'));
+    const onData = (d: Buffer) => this.safely(() => this.onUpstreamData(up, d));
+    const onError = (err: Error) => this.onUpstreamGone(up, err.message);
+    const onClose = () => this.onUpstreamGone(up, 'the connection closed');
+    up.on('data', onData);
+    up.on('error', onError);
+    up.on('close', onClose);
+    this.upTarget = {
+      url: target,
+      ca,
+      unlisten: () => {
+        up.off('data', onData);
+        up.off('error', onError);
+        up.off('close', onClose);
+      },
+    };
   }
 
   private onUpstreamData(up: net.Socket, d: Buffer): void {
@@ -182,6 +194,7 @@ export class ProxyConnection {
       this.client.once('drain', () => up.resume());
     }
     if (!this.framing.done) return;
+    if (this.upTarget) this.upstreams.noteAnswered(this.upTarget.url, this.upTarget.ca);
     const closes = this.framing.closes;
     this.framing = undefined;
     if (closes) this.dropUpstream();
@@ -251,6 +264,17 @@ export class ProxyConnection {
   }
 
   close(): void {
+    // Between answers (nothing of a request sent, nothing of an answer owed), the upstream
+    // connection is whole and goes to the next brain; otherwise it is cut with the brain's.
+    const up = this.up;
+    const target = this.upTarget;
+    const between = this.state === 'head' || this.state === 'admitting' || this.state === 'discard';
+    if (up && target && between && !this.framing && !this.pendingHead && !up.destroyed) {
+      this.up = undefined;
+      target.unlisten();
+      up.resume(); // a brain slow to read may have left it paused
+      this.upstreams.give(up, target.url, target.ca);
+    }
     this.state = 'closed';
     this.dropUpstream();
     this.client.destroy();

@@ -12,6 +12,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { header, type RequestHead } from './http-framing';
 import { forwardedHeaders, ProxyConnection, type Admitted, type ErrorAnswer } from './model-proxy-connection';
+import { UpstreamPool } from './upstream-pool';
 import type { ModelKey } from './vault';
 
 /** What the proxy needs from the vault. */
@@ -45,6 +46,7 @@ export class ModelProxy {
   private readonly server: net.Server;
   private readonly caps = new Map<string, { sessionId: string }>();
   private readonly connections = new Set<ProxyConnection>();
+  private readonly upstreams = new UpstreamPool();
   private address?: AddressInfo;
   /** The upstream's base URL as last read, parsed (it is read at each request). */
   private upstreamUrl?: { base: string; url: URL };
@@ -52,7 +54,7 @@ export class ModelProxy {
   constructor(private readonly opts: ModelProxyOptions) {
     const gate = { admit: (head: RequestHead) => this.admit(head) };
     this.server = net.createServer((socket) => {
-      const c = new ProxyConnection(socket, gate);
+      const c = new ProxyConnection(socket, gate, this.upstreams);
       this.connections.add(c);
       socket.once('close', () => this.connections.delete(c));
     });
@@ -77,6 +79,7 @@ export class ModelProxy {
     const token = TOKEN_PREFIX + crypto.randomBytes(32).toString('base64url');
     const key = digest(token);
     this.caps.set(key, { sessionId });
+    this.warmFor(sessionId);
     return { token, sessionId, revoke: () => this.caps.delete(key) };
   }
 
@@ -89,7 +92,37 @@ export class ModelProxy {
     this.caps.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const c of this.connections) c.close();
+    this.upstreams.close();
     await closed;
+  }
+
+  /**
+   * A brain is given its capability as it is bound to a session, and its first request follows in
+   * a few milliseconds: a connection upstream is opened meanwhile (for the real API, its TCP and
+   * TLS handshakes), when the session has a model key to send on it and the API has answered
+   * this host before.
+   */
+  private warmFor(sessionId: string): void {
+    const upstream = this.upstream();
+    if (!upstream) return;
+    this.opts.keys.modelKey(sessionId).then(
+      (key) => key && this.caps.size > 0 && this.upstreams.warm(upstream, this.opts.upstreamCa),
+      () => {}, // admit reports it, for the request that needs it
+    );
+  }
+
+  private upstreamBase(): string {
+    return (this.opts.upstream?.() ?? process.env.ANTHROPIC_BASE_URL) || 'https://api.anthropic.com';
+  }
+
+  /** The real API's base URL as it is now (undefined when it is not a URL). */
+  private upstream(): URL | undefined {
+    const base = this.upstreamBase();
+    if (this.upstreamUrl?.base !== base) {
+      if (!URL.canParse(base)) return undefined;
+      this.upstreamUrl = { base, url: new URL(base) };
+    }
+    return this.upstreamUrl.url;
   }
 
   /** Checks a brain's request and says where it goes, with the session's real key on it. */
@@ -114,9 +147,8 @@ export class ModelProxy {
     }
     // A line break in a key would end its header and start another upstream.
     if (/[\r\n\0]/.test(key.value)) return { error: { status: 500, type: 'api_error', message: 'the model key holds a line break or NUL: set it again' } };
-    const base = (this.opts.upstream?.() ?? process.env.ANTHROPIC_BASE_URL) || 'https://api.anthropic.com';
-    if (this.upstreamUrl?.base !== base) this.upstreamUrl = { base, url: new URL(base) };
-    const upstream = this.upstreamUrl.url;
+    const upstream = this.upstream();
+    if (!upstream) return { error: { status: 500, type: 'api_error', message: `the model endpoint is not a URL: ${this.upstreamBase()}` } };
     const suffix = head.target.replace(/^\/+/, '');
     const query = suffix.includes('?') ? suffix.slice(suffix.indexOf('?')) : '';
     const target = `${upstream.pathname.replace(/\/+$/, '')}/${suffix.split('?')[0]}${query}`;

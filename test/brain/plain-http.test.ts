@@ -77,6 +77,28 @@ describe('the plain HTTP client', () => {
     expect(connections).toHaveLength(2);
   });
 
+  it('opens its connection ahead when asked, and the next request goes on it, even while it is still opening', async () => {
+    const { url, connections } = await server((socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
+    const c = client(url);
+    c.preconnect();
+    c.preconnect(); // one is opening already: no second
+    await sleep(50);
+    expect(connections).toHaveLength(1);
+    expect(await post(c)).toMatchObject({ text: 'ok', ended: true });
+    expect(connections).toHaveLength(1);
+    // Asked and used in the same tick: the request waits for the connection rather than opening another.
+    const fresh = client(url);
+    fresh.preconnect();
+    expect(await post(fresh)).toMatchObject({ text: 'ok', ended: true });
+    expect(connections).toHaveLength(2);
+    // Nobody listening: a request on a failed opening fails as one on its own connection would.
+    const closed = await server(() => {});
+    const gone = client(closed.url);
+    await new Promise((r) => servers.pop()!.close(r));
+    gone.preconnect();
+    expect((await post(gone)).error).toMatch(/ECONNREFUSED/);
+  });
+
   it('takes the body out of chunks (sizes and line ends dropped), keeps characters split between chunks whole, and reads until close when unframed', async () => {
     const smile = Buffer.from('a😀b');
     const { url } = await server((socket, _request, i) => {
