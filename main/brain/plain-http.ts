@@ -9,6 +9,7 @@
 import net from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import { ResponseFraming } from '../vault/http-framing';
+import { watchIdle } from '../vault/idle-socket';
 
 /** What a request's caller hears, in order: one `head` then `data`… and `end`, or `fail` at any point. */
 export interface ResponseSink {
@@ -153,18 +154,7 @@ export class PlainHttpClient {
 
   private keep(socket: net.Socket): void {
     if (this.idle.size >= MAX_IDLE) return void socket.destroy();
-    // Closed by the server while idle, or sending what nobody asked for: dropped (an error then is no one's).
-    const drop = () => this.drop(socket);
-    socket.on('close', drop);
-    socket.on('error', drop);
-    socket.on('data', drop);
-    this.idle.set(socket, () => {
-      socket.off('close', drop);
-      socket.off('error', drop);
-      socket.off('data', drop);
-    });
-    // Unref'd while idle: a kept connection does not keep the process alive.
-    socket.unref();
+    this.idle.set(socket, watchIdle(socket, () => this.drop(socket)));
   }
 
   private drop(socket: net.Socket): void {

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { headEnd, parseRequestHead } from '../vault/http-framing';
 
 /** The reply the warm-up's model gives: one text block, as the Messages API streams it. */
 const REPLY = [
@@ -32,16 +33,17 @@ export function startWarmUpServer(): Promise<WarmUpServer> {
       server.close(); // one connection: the warm-up's
       sockets.add(socket);
       socket.on('error', () => {}); // the brain's own client hung up: nothing to report
-      let pending = '';
+      let pending = Buffer.alloc(0);
       socket.on('data', (chunk: Buffer) => {
-        pending += chunk.toString('latin1');
-        // A request is its head and `content-length` bytes of body: answer each one whole.
+        pending = Buffer.concat([pending, chunk]);
+        // A request is its head and `content-length` bytes of body (the proxy's own framing): answer each one whole.
         for (;;) {
-          const headEnd = pending.indexOf('\r\n\r\n');
-          if (headEnd < 0) return;
-          const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(pending.slice(0, headEnd))?.[1] ?? 0);
-          if (pending.length < headEnd + 4 + length) return;
-          pending = pending.slice(headEnd + 4 + length);
+          const end = headEnd(pending);
+          if (end < 0) return;
+          const parsed = parseRequestHead(pending.subarray(0, end - 4).toString('latin1'));
+          if ('status' in parsed) return void socket.destroy();
+          if (pending.length < end + parsed.length) return;
+          pending = pending.subarray(end + parsed.length);
           socket.write(ANSWER);
         }
       });

@@ -47,6 +47,7 @@ export class ModelProxy {
   private readonly caps = new Map<string, { sessionId: string }>();
   private readonly connections = new Set<ProxyConnection>();
   private readonly upstreams = new UpstreamPool();
+  private closing = false;
   private address?: AddressInfo;
   /** The upstream's base URL as last read, parsed (it is read at each request). */
   private upstreamUrl?: { base: string; url: URL };
@@ -89,6 +90,7 @@ export class ModelProxy {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.caps.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const c of this.connections) c.close();
@@ -106,7 +108,7 @@ export class ModelProxy {
     const upstream = this.upstream();
     if (!upstream) return;
     this.opts.keys.modelKey(sessionId).then(
-      (key) => key && this.caps.size > 0 && this.upstreams.warm(upstream, this.opts.upstreamCa),
+      (key) => key && !this.closing && this.upstreams.warm(upstream, this.opts.upstreamCa),
       () => {}, // admit reports it, for the request that needs it
     );
   }
@@ -148,7 +150,8 @@ export class ModelProxy {
     // A line break in a key would end its header and start another upstream.
     if (/[\r\n\0]/.test(key.value)) return { error: { status: 500, type: 'api_error', message: 'the model key holds a line break or NUL: set it again' } };
     const upstream = this.upstream();
-    if (!upstream) return { error: { status: 500, type: 'api_error', message: `the model endpoint is not a URL: ${this.upstreamBase()}` } };
+    // Not echoed: a brain (and its log) has no business with the host's configuration.
+    if (!upstream) return { error: { status: 500, type: 'api_error', message: "the host's model endpoint (ANTHROPIC_BASE_URL) is not a URL" } };
     const suffix = head.target.replace(/^\/+/, '');
     const query = suffix.includes('?') ? suffix.slice(suffix.indexOf('?')) : '';
     const target = `${upstream.pathname.replace(/\/+$/, '')}/${suffix.split('?')[0]}${query}`;

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import tls from 'node:tls';
+import { watchIdle } from './idle-socket';
 
 /** Idle connections kept per upstream at most. */
 const MAX_IDLE_PER_UPSTREAM = 4;
@@ -20,8 +21,8 @@ interface Idle {
  * Connections to the model API shared by every brain connection of the proxy. A brain's first
  * request used to open its own connection upstream (for the real API, a TCP and a TLS handshake
  * on the way of every new session's first token); now a connection left idle by a brain that
- * went away is taken by the next one, and one is opened ahead as a brain connects, while it
- * builds its first request. A connection is handed on only between whole answers (the caller's
+ * went away is taken by the next one, and one is opened ahead as a session's brain is given its
+ * capability, while it builds its first request (ModelProxy.warmFor says when). A connection is handed on only between whole answers (the caller's
  * rule), and never kept after its server sends anything unasked or closes it.
  */
 export class UpstreamPool {
@@ -54,22 +55,15 @@ export class UpstreamPool {
     };
     const timer = setTimeout(drop, this.idleMs);
     timer.unref();
-    // Closed by the server, failed, or sending what nobody asked for: not reusable.
-    socket.on('close', drop);
-    socket.on('error', drop);
-    socket.on('data', drop);
+    const unwatch = watchIdle(socket, drop);
     const entry: Idle = {
       socket,
       unwatch: () => {
         clearTimeout(timer);
-        socket.off('close', drop);
-        socket.off('error', drop);
-        socket.off('data', drop);
+        unwatch();
       },
     };
     list.push(entry);
-    // Unref'd while idle: a kept connection does not keep the host alive.
-    socket.unref();
   }
 
   /** `target` answered a request whole: connections to it may be opened ahead from now on. */
