@@ -8,6 +8,7 @@ import { brainPrime } from '../main/brain/brain-prime';
 import { createHost } from '../main/host';
 import { brainEntry } from './build';
 import { settle, type Settled } from './settle';
+import { CoreSampler, SATURATED } from './ttft-cores';
 
 /** How one bench:ttft run is shaped. */
 export interface TtftOptions {
@@ -57,6 +58,10 @@ export interface SessionTiming {
   firstTool?: number;
   /** The first tool call's wait for its hand: agent.tool_use logged → hand.ready logged. */
   firstToolHand?: number;
+  /** The cores' busy share (0–1) in the busiest 100 ms window its next turn overlapped (ttft-cores.ts). */
+  nextBusy?: number;
+  /** The same for its first tool call. */
+  firstToolBusy?: number;
   /** The hand came from the warm pool (hand.taken_from_pool). */
   pooled?: boolean;
   /** The session's repository reached its hand (hand.resource_applied) before its first model request. */
@@ -83,7 +88,7 @@ async function startModel(firstTokenMs: string) {
  * full (container or connection, clone, set-up) before its first brain starts, as a harness
  * inside its container must; decoupled: the normal host, hands provisioned at first use.
  */
-export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; loadAtStart: number; settled: Settled; loopDelay: { p99: number; max: number }; poolEnd?: unknown[] }> {
+export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTiming[] & { wallMs: number; loadAtStart: number; settled: Settled; coresBusy: { mean: number; saturatedShare: number }; loopDelay: { p99: number; max: number }; poolEnd?: unknown[] }> {
   const model = await startModel(o.firstTokenMs);
   process.env.ANTHROPIC_BASE_URL = model.url;
   process.env.ANTHROPIC_API_KEY = 'bench';
@@ -150,6 +155,9 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
   const settled = o.settleCapMs > 0 ? await settle({ capMs: o.settleCapMs }) : { waitedMs: 0, busy: NaN, capped: false };
   const loadAtStart = os.loadavg()[0]!;
   const out: SessionTiming[] = [];
+  // Each session's next turn and first tool call, to look up how busy the cores were meanwhile once the mode is over.
+  const spans: { s: SessionTiming; next: [number, number]; tool?: [number, number] }[] = [];
+  const cores = new CoreSampler();
   let next = 0;
   const worker = async (k: number) => {
     for (let i = next++; i < o.sessions; i = next++) {
@@ -182,7 +190,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
         if (Date.now() > deadline) throw new Error(`session ${i} (${mode}) did not finish its next turn in 2 minutes`);
         await new Promise((r) => setTimeout(r, 5));
       }
-      out.push({
+      const timing: SessionTiming = {
         env: env.name,
         tool,
         worker: k,
@@ -198,11 +206,14 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
         ...(t.toolUse !== undefined && t.handReady !== undefined && t.handReady >= t.toolUse ? { firstToolHand: t.handReady - t.toolUse } : {}),
         ...(t.pooled ? { pooled: true } : {}),
         ...(t.error ? { error: t.error } : {}),
-      });
+      };
+      out.push(timing);
+      spans.push({ s: timing, next: [t.askedNext, t.startedNext!], ...(t.toolUse !== undefined && t.toolResult !== undefined ? { tool: [t.toolUse, t.toolResult] as [number, number] } : {}) });
       // Its container or connection goes now: later sessions do not run beside a pile of them.
       await host.hands.release(session.id, 'main').catch(() => {});
     }
   };
+  await cores.start();
   const t0 = now();
   // The host's event loop while the sessions run (this process is the host).
   const delay = monitorEventLoopDelay({ resolution: 5 });
@@ -212,6 +223,7 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     await Promise.all(Array.from({ length: o.concurrency }, (_, k) => worker(k)));
   } finally {
     delay.disable();
+    await cores.stop();
     stop();
     // What the pools went through (misses, failures and why), for the report.
     if (mode === 'pooled') poolEnd = host.hands.pool.state().map(({ environment_id: _id, ...p }) => p);
@@ -221,8 +233,13 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
     await fs.promises.rm(dataDir, { recursive: true, force: true });
     await fs.promises.rm(workRoot, { recursive: true, force: true });
   }
-  // How long the sessions took together.
-  return Object.assign(out, { wallMs: now() - t0, loadAtStart, settled, loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 }, ...(poolEnd ? { poolEnd } : {}) });
+  for (const { s, next, tool } of spans) {
+    s.nextBusy = cores.busiestDuring(...next);
+    if (tool) s.firstToolBusy = cores.busiestDuring(...tool);
+  }
+  // How long the sessions took together, and how busy the cores were meanwhile.
+  const coresBusy = { mean: cores.mean(), saturatedShare: cores.shareAtLeast(SATURATED) };
+  return Object.assign(out, { wallMs: now() - t0, loadAtStart, settled, coresBusy, loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 }, ...(poolEnd ? { poolEnd } : {}) });
 }
 
 /**

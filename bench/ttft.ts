@@ -28,10 +28,14 @@ import type { Settled } from './settle';
 import { backendTurn, handsEnv } from '../test/helpers/hands-env';
 import { makeRepo } from './ttft-repo';
 import { chart, summarise, table, type TtftSummary } from './ttft-report';
+import { SATURATED } from './ttft-cores';
 import { runMode, type TtftOptions } from './ttft-run';
 import { sizePools, type PoolSizing } from './ttft-pool-size';
 
 /** How a mode's start waited for the machine to be idle, and the load average then (it lags the cores by a minute). */
+/** How busy the cores were while a mode's sessions ran (ttft-cores.ts). */
+const coresLine = (m: { coresBusy: { mean: number; saturatedShare: number } }) =>
+  Number.isFinite(m.coresBusy.mean) ? `cores ${fmt(m.coresBusy.mean * 100, 0)} % busy, at least ${fmt(SATURATED * 100, 0)} % in ${fmt(m.coresBusy.saturatedShare * 100, 0)} % of its 100 ms windows` : 'cores not sampled';
 const startedAfter = (m: { settled: Settled; loadAtStart: number }) =>
   m.settled.waitedMs === 0
     ? `load average at its start ${fmt(m.loadAtStart, 2)}`
@@ -84,14 +88,14 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   let sizing: PoolSizing[] = [];
   try {
     coupled = await runMode('coupled', o);
-    log(`coupled: done (${coupled.length} sessions; ${startedAfter(coupled)}; host loop delay p99 ${fmt(coupled.loopDelay.p99, 1)} ms, max ${fmt(coupled.loopDelay.max, 1)} ms)`);
+    log(`coupled: done (${coupled.length} sessions; ${startedAfter(coupled)}; ${coresLine(coupled)}; host loop delay p99 ${fmt(coupled.loopDelay.p99, 1)} ms, max ${fmt(coupled.loopDelay.max, 1)} ms)`);
     decoupled = await runMode('decoupled', o);
-    log(`decoupled: done (${decoupled.length} sessions; ${startedAfter(decoupled)}; host loop delay p99 ${fmt(decoupled.loopDelay.p99, 1)} ms, max ${fmt(decoupled.loopDelay.max, 1)} ms)`);
+    log(`decoupled: done (${decoupled.length} sessions; ${startedAfter(decoupled)}; ${coresLine(decoupled)}; host loop delay p99 ${fmt(decoupled.loopDelay.p99, 1)} ms, max ${fmt(decoupled.loopDelay.max, 1)} ms)`);
     sizing = sizePools(o, decoupled, process.env.BENCH_HAND_POOL ? Number(process.env.BENCH_HAND_POOL) : undefined);
     for (const p of sizing) log(p.note);
     o.handPool = Object.fromEntries(sizing.map((p) => [p.kind, p.size]));
     pooled = await runMode('pooled', o);
-    log(`pooled: done (${pooled.length} sessions; ${startedAfter(pooled)}; host loop delay p99 ${fmt(pooled.loopDelay.p99, 1)} ms, max ${fmt(pooled.loopDelay.max, 1)} ms; pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
+    log(`pooled: done (${pooled.length} sessions; ${startedAfter(pooled)}; ${coresLine(pooled)}; host loop delay p99 ${fmt(pooled.loopDelay.p99, 1)} ms, max ${fmt(pooled.loopDelay.max, 1)} ms; pools of ${sizing.map((p) => `${p.kind} ${p.size}`).join(', ')} per environment)`);
     log(`the pools at the end: ${JSON.stringify(pooled.poolEnd)}`);
   } finally {
     release();
@@ -107,7 +111,7 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
   log(table(s));
   if (s.errors) log(`${s.errors} sessions ended with an error`);
   for (const p of sizing.filter((p) => p.size < p.demand)) log(`note: ${p.note}`);
-  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, nextToRequest: s.nextToRequest, reduction: s.reduction, requestFirstToken: s.requestFirstToken, reductionBound: s.reductionBound, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
+  log(JSON.stringify({ ttft: s.ttft, toRequest: s.toRequest, nextToRequest: s.nextToRequest, nextToRequestNotSaturated: s.nextToRequestNotSaturated, reduction: s.reduction, requestFirstToken: s.requestFirstToken, reductionBound: s.reductionBound, firstToolCall: s.firstToolCall, handWait: s.handWait, poolHits: s.poolHits, poolHitsByKind: s.poolHitsByKind, poolSizing: s.poolSizing }));
   log(`written: ${path.join(opts.outDir, 'ttft.json')}, ${path.join(opts.outDir, 'ttft.svg')}; load average at the end ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`);
   return { ...s, json, svg };
 }

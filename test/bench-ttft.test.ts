@@ -35,6 +35,9 @@ describe('bench:ttft --quick', () => {
     // Each session's next turn started its request on the brain it had, in every mode.
     expect([s.nextToRequest.coupled.n, s.nextToRequest.decoupled.n, s.nextToRequest.pooled.n]).toEqual([6, 6, 6]);
     expect([...coupled, ...decoupled, ...pooled].every((x) => x.nextToRequest >= 0 && x.nextToRequest < 10_000)).toBe(true);
+    // Each next turn has the cores' busy share while it ran (bench/ttft-cores.ts), and the split by it adds up.
+    expect([...coupled, ...decoupled, ...pooled].every((x) => x.nextBusy !== undefined && x.nextBusy >= 0 && x.nextBusy <= 1)).toBe(true);
+    expect(s.nextToRequestNotSaturated.pooled.n).toBe(pooled.filter((x) => x.nextBusy! < 0.9).length);
     expect(Number.isFinite(s.reduction.p50)).toBe(true);
     // TTFT is never below the request's own first token: the reduction stays within that bound.
     expect(s.reduction.p50).toBeLessThanOrEqual(s.reductionBound.p50);
