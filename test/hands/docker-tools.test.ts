@@ -64,6 +64,16 @@ describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
       expect((await hand.execute('grep', { pattern: 'nowhere-to-be-found', path: 'grep' })).content).toMatch(/No matches/);
     });
 
+    // A minified file is one huge line: the result cuts it as the local hand does (500
+    // characters and a note), and no more than a few KiB of it comes over from the hand.
+    it('grep cuts a matching line megabytes long, as the local hand does', async () => {
+      await shell.writeFile('/work/min/app.min.js', Buffer.from(`var needle=1;${'x'.repeat(5_000_000)}\nshort needle line\n`));
+      const gr = await hand.execute('grep', { pattern: 'needle', path: 'min' });
+      expect(gr.isError).toBe(false);
+      const lines = gr.content.split('\n');
+      expect(lines).toEqual([`min/app.min.js:1:var needle=1;${'x'.repeat(487)}… [line cut at 500 characters]`, 'min/app.min.js:2:short needle line']);
+    });
+
     it('bash gives exit codes and keeps stderr', async () => {
       // stdout and stderr are two pipes: their order relative to each other is not kept.
       const ok = await hand.execute('bash', { command: 'echo out; echo err >&2; pwd' });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { ToolOutcome } from '../types';
-import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
+import { cutGrepLine, globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
 import { looksBinary, withCap } from '../tools/text';
 import { WorkDir } from './paths';
 import { MAX_WALK_ENTRIES, SKIPPED_DIRS, walk } from './walk';
@@ -12,7 +12,6 @@ import { MAX_WALK_ENTRIES, SKIPPED_DIRS, walk } from './walk';
 
 /** grep skips files bigger than this. */
 export const MAX_GREP_FILE_BYTES = 50 * 1024 * 1024;
-const MAX_GREP_LINE_CHARS = 500;
 
 /** A checked glob call: plain data, so it can be posted to a worker. */
 export interface GlobScan {
@@ -93,8 +92,7 @@ export function scanGrep(job: GrepScan): ToolOutcome {
       hit = true;
       total++;
       if (out.length < MAX_GREP_LINES) {
-        const text = line.length > MAX_GREP_LINE_CHARS ? `${line.slice(0, MAX_GREP_LINE_CHARS)}… [line cut at ${MAX_GREP_LINE_CHARS} characters]` : line;
-        out.push(`${rel}:${i + 1}:${text}`);
+        out.push(cutGrepLine(`${rel}:${i + 1}:`, line));
       }
     }
     if (hit) filesWithMatches++;

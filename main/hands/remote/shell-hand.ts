@@ -5,7 +5,7 @@ import { BUILTIN_TOOL_NAMES } from '../tools/definitions';
 import { applyEdit, editInput } from '../tools/edit';
 import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../tools/text';
 import { errorOutcome, InputError, optNumber, optString, reqString } from '../tools/input';
-import { globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINES } from '../tools/glob';
+import { cutGrepLine, globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINE_CHARS, MAX_GREP_LINES } from '../tools/glob';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
 import { PersistentBash } from '../persistent-bash';
 import type { ShellSession } from '../shell-session';
@@ -194,10 +194,12 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     const pattern = reqString(input, 'pattern', 'grep');
     const root = resolve(optString(input, 'path', 'grep') ?? '.');
     // find + xargs grep works with GNU and busybox alike (busybox grep has no -I or
-    // --exclude-dir); /dev/null makes grep print file names even for a single file.
+    // --exclude-dir); /dev/null makes grep print file names even for a single file. A matching
+    // line can be megabytes long (a minified file): cut is told to keep far more bytes than the
+    // result shows (room for the path and multi-byte characters), so no more comes over than that.
     const cmd =
       `find ${shq(root)} \\( -name .git -o -name node_modules \\) -prune -o -type f -print0 2>/dev/null` +
-      ` | xargs -0 grep -nE -e ${shq(pattern)} /dev/null 2>&1 | head -n ${MAX_GREP_LINES + 50}`;
+      ` | xargs -0 grep -nE -e ${shq(pattern)} /dev/null 2>&1 | cut -c 1-${GREP_LINE_BYTES_FETCHED} | head -n ${MAX_GREP_LINES + 50}`;
     const res = await capture(cmd, o.signal);
     if (res.lost) return lostOutcome(res.lost);
     // Binary files are skipped, whatever wording this grep uses to say it.
@@ -205,9 +207,9 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     const failure = lines.find((l) => /^(grep|xargs): /.test(l));
     if (failure && lines.every((l) => /^(grep|xargs): /.test(l))) return errorOutcome(failure);
     if (lines.length === 0) return { content: `No matches for /${pattern}/ under ${root}.`, isError: false, details: { matches: 0 } };
-    const shown = lines.slice(0, MAX_GREP_LINES).map((l) => (l.startsWith(workDir + '/') ? l.slice(workDir.length + 1) : l));
+    const shown = lines.slice(0, MAX_GREP_LINES).map((l) => cutRemoteGrepLine(l.startsWith(workDir + '/') ? l.slice(workDir.length + 1) : l));
     const more = lines.length > MAX_GREP_LINES ? `\n[more than ${MAX_GREP_LINES} matching lines; narrow the pattern or the path]` : '';
-    return { content: shown.join('\n') + more, isError: false, details: { matches: shown.length } };
+    return withCap(shown.join('\n') + more, { matches: shown.length });
   }
 
   const tools: Record<string, (input: Record<string, unknown>, o: ExecuteOptions) => Promise<ToolOutcome>> = { bash: persistent ? persistentBash : bash, read, write, edit, glob, grep };
@@ -231,6 +233,15 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
       await shell.close();
     },
   };
+}
+
+/** Bytes of each grep output line brought over from the hand (`cut -c`): a path, `:N:` and MAX_GREP_LINE_CHARS characters of up to 4 bytes. */
+const GREP_LINE_BYTES_FETCHED = 4096 + 32 + MAX_GREP_LINE_CHARS * 4;
+
+/** A remote grep line `path:N:text` with its text cut as the local hand cuts it. */
+function cutRemoteGrepLine(line: string): string {
+  const m = /^(.*?:\d+:)/.exec(line);
+  return m ? cutGrepLine(m[1]!, line.slice(m[1]!.length)) : line;
 }
 
 function fileError(err: unknown, p: string): ToolOutcome {

@@ -4,6 +4,13 @@ import { InputError } from './input';
 
 export const MAX_GLOB_RESULTS = 1000;
 export const MAX_GREP_LINES = 500;
+/** A matching line longer than this is cut in grep's result (a minified file is one huge line). */
+export const MAX_GREP_LINE_CHARS = 500;
+
+/** A grep result line `path:line:text` with its text cut at MAX_GREP_LINE_CHARS, saying so. */
+export function cutGrepLine(prefix: string, text: string): string {
+  return text.length > MAX_GREP_LINE_CHARS ? `${prefix}${text.slice(0, MAX_GREP_LINE_CHARS)}… [line cut at ${MAX_GREP_LINE_CHARS} characters]` : prefix + text;
+}
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/;
 
 /**
