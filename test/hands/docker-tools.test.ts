@@ -74,6 +74,18 @@ describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
       expect(lines).toEqual([`min/app.min.js:1:var needle=1;${'x'.repeat(487)}… [line cut at 500 characters]`, 'min/app.min.js:2:short needle line']);
     });
 
+    // The same inputs give the local hand's answers: a name with a newline is one file, a
+    // pattern the local hand refuses is refused, a path that is not there is said to be missing.
+    it('glob and grep answer odd names and bad input as the local hand does', async () => {
+      await hand.execute('write', { file_path: 'odd/two\nlines.txt', content: 'needle\n' });
+      await hand.execute('write', { file_path: 'odd/plain.txt', content: 'hay\n' });
+      const g = await hand.execute('glob', { pattern: '*.txt', path: 'odd' });
+      expect(g).toMatchObject({ isError: false, content: 'plain.txt\ntwo\nlines.txt' });
+      expect(await hand.execute('glob', { pattern: '' })).toMatchObject({ isError: true, content: 'Invalid input for glob: "pattern" is empty.' });
+      expect(await hand.execute('glob', { pattern: '/etc/*' })).toMatchObject({ isError: true, content: expect.stringMatching(/"pattern" must be relative/) });
+      expect(await hand.execute('grep', { pattern: 'needle', path: 'no/such/dir' })).toMatchObject({ isError: true, content: 'Path not found: no/such/dir' });
+    });
+
     it('bash gives exit codes and keeps stderr', async () => {
       // stdout and stderr are two pipes: their order relative to each other is not kept.
       const ok = await hand.execute('bash', { command: 'echo out; echo err >&2; pwd' });

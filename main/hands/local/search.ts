@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import type { ToolOutcome } from '../types';
-import { globToRegExp } from '../tools/glob';
-import { errorOutcome, InputError, optString, reqString } from '../tools/input';
+import { checkGlobPattern } from '../tools/glob';
+import { errorOutcome, optString, reqString } from '../tools/input';
 import { runOffLoop } from './off-loop/lanes';
 import type { WorkDir } from './paths';
 
@@ -36,11 +36,7 @@ async function searchRoot(work: WorkDir, input: Record<string, unknown>, tool: s
 
 export async function globTool(work: WorkDir, input: Record<string, unknown>, opts: SearchOptions = {}): Promise<ToolOutcome> {
   const pattern = reqString(input, 'pattern', 'glob');
-  if (pattern === '') throw new InputError('Invalid input for glob: "pattern" is empty.');
-  if (pattern.startsWith('/')) {
-    throw new InputError('Invalid input for glob: "pattern" must be relative (like "**/*.ts"); use "path" to choose the folder to search.');
-  }
-  globToRegExp(pattern); // Refuses a bad pattern here, before a worker is asked.
+  checkGlobPattern(pattern); // Refuses a bad pattern here, before a worker is asked.
   const where = await searchRoot(work, input, 'glob');
   if ('isError' in where) return where;
   if (!where.isDir) return errorOutcome(`${where.shown} is not a directory; "path" must be a folder to search under.`);

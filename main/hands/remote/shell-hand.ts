@@ -5,7 +5,7 @@ import { BUILTIN_TOOL_NAMES } from '../tools/definitions';
 import { applyEdit, editInput } from '../tools/edit';
 import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../tools/text';
 import { errorOutcome, InputError, optNumber, optString, reqString } from '../tools/input';
-import { cutGrepLine, globToRegExp, MAX_GLOB_RESULTS, MAX_GREP_LINE_CHARS, MAX_GREP_LINES } from '../tools/glob';
+import { checkGlobPattern, cutGrepLine, MAX_GLOB_RESULTS, MAX_GREP_LINE_CHARS, MAX_GREP_LINES } from '../tools/glob';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
 import { PersistentBash } from '../persistent-bash';
 import type { ShellSession } from '../shell-session';
@@ -178,12 +178,14 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
   async function glob(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
     const pattern = reqString(input, 'pattern', 'glob');
     const root = resolve(optString(input, 'path', 'glob') ?? '.');
-    const re = globToRegExp(pattern);
+    const re = checkGlobPattern(pattern);
     const skip = /node_modules|\.git/.test(pattern) ? '' : ` \\( -name node_modules -o -name .git \\) -prune -o`;
-    const res = await capture(`cd ${shq(root)} && find .${skip} -type f -print 2>/dev/null | head -n 200000`, o.signal);
+    // A file name may hold a newline: names end with NUL, swapped with newline for head (which
+    // counts lines everywhere, while only GNU's has -z) and swapped back here.
+    const res = await capture(`cd ${shq(root)} && find .${skip} -type f -print0 2>/dev/null | tr '\\n\\0' '\\0\\n' | head -n 200000`, o.signal);
     if (res.lost) return lostOutcome(res.lost);
     if (res.code !== 0 && res.out === '') return errorOutcome(`Cannot search ${root}: no such folder, or it cannot be read.`);
-    const matches = res.out.split('\n').filter(Boolean).map((f) => f.replace(/^\.\//, '')).filter((f) => re.test(f)).sort();
+    const matches = res.out.split('\n').filter(Boolean).map((f) => f.replace(/\0/g, '\n').replace(/^\.\//, '')).filter((f) => re.test(f)).sort();
     if (matches.length === 0) return { content: `No files match ${pattern} under ${root}.`, isError: false, details: { matches: 0 } };
     const shown = matches.slice(0, MAX_GLOB_RESULTS);
     const more = matches.length > shown.length ? `\n[… ${matches.length - shown.length} more; narrow the pattern]` : '';
@@ -198,10 +200,12 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     // line can be megabytes long (a minified file): cut is told to keep far more bytes than the
     // result shows (room for the path and multi-byte characters), so no more comes over than that.
     const cmd =
+      `test -e ${shq(root)} || exit ${NO_SUCH_PATH}; ` +
       `find ${shq(root)} \\( -name .git -o -name node_modules \\) -prune -o -type f -print0 2>/dev/null` +
       ` | xargs -0 grep -nE -e ${shq(pattern)} /dev/null 2>&1 | cut -c 1-${GREP_LINE_BYTES_FETCHED} | head -n ${MAX_GREP_LINES + 50}`;
     const res = await capture(cmd, o.signal);
     if (res.lost) return lostOutcome(res.lost);
+    if (res.code === NO_SUCH_PATH && res.out === '') return errorOutcome(`Path not found: ${optString(input, 'path', 'grep')}`);
     // Binary files are skipped, whatever wording this grep uses to say it.
     const lines = res.out.split('\n').filter((l) => l && !/^Binary file .* matches$|^grep: .*: binary file matches$/.test(l));
     const failure = lines.find((l) => /^(grep|xargs): /.test(l));
@@ -234,6 +238,9 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     },
   };
 }
+
+/** The exit code of grep's command when its path does not exist. */
+const NO_SUCH_PATH = 3;
 
 /** Bytes of each grep output line brought over from the hand (`cut -c`): a path, `:N:` and MAX_GREP_LINE_CHARS characters of up to 4 bytes. */
 const GREP_LINE_BYTES_FETCHED = 4096 + 32 + MAX_GREP_LINE_CHARS * 4;

@@ -13,6 +13,15 @@ export function cutGrepLine(prefix: string, text: string): string {
 }
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/;
 
+/** Checks glob's pattern as every hand does: not empty, relative, no `..` (a bad one throws InputError). */
+export function checkGlobPattern(pattern: string): RegExp {
+  if (pattern === '') throw new InputError('Invalid input for glob: "pattern" is empty.');
+  if (pattern.startsWith('/')) {
+    throw new InputError('Invalid input for glob: "pattern" must be relative (like "**/*.ts"); use "path" to choose the folder to search.');
+  }
+  return globToRegExp(pattern);
+}
+
 /**
  * A glob pattern as an anchored RegExp over `/`-separated relative paths. Supports `**`
  * (any number of folders), `*` and `?` (within one path segment), `{a,b}` (nestable), `[abc]`,
