@@ -86,6 +86,16 @@ describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
       expect(await hand.execute('grep', { pattern: 'needle', path: 'no/such/dir' })).toMatchObject({ isError: true, content: 'Path not found: no/such/dir' });
     });
 
+    // The pattern is JavaScript RegExp source on every hand: `\\d` is a digit here too (GNU and
+    // busybox grep -E read it as a plain "d"), and what the hand's grep cannot say is refused.
+    it('grep reads the pattern as JavaScript, as the local hand does', async () => {
+      await hand.execute('write', { file_path: 're/a.txt', content: 'abc 123\nhold on\nx = 4\n' });
+      expect((await hand.execute('grep', { pattern: '\\d+', path: 're' })).content).toBe('re/a.txt:1:abc 123\nre/a.txt:3:x = 4');
+      expect((await hand.execute('grep', { pattern: '^\\w+\\s\\d', path: 're' })).content).toBe('re/a.txt:1:abc 123');
+      expect(await hand.execute('grep', { pattern: 'hold(?= on)', path: 're' })).toMatchObject({ isError: true, content: expect.stringMatching(/not supported by grep on this hand/) });
+      expect(await hand.execute('grep', { pattern: '(', path: 're' })).toMatchObject({ isError: true, content: expect.stringMatching(/^Invalid regular expression for grep/) });
+    });
+
     it('bash gives exit codes and keeps stderr', async () => {
       // stdout and stderr are two pipes: their order relative to each other is not kept.
       const ok = await hand.execute('bash', { command: 'echo out; echo err >&2; pwd' });

@@ -5,6 +5,7 @@ import { BUILTIN_TOOL_NAMES } from '../tools/definitions';
 import { applyEdit, editInput } from '../tools/edit';
 import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, withCap } from '../tools/text';
 import { errorOutcome, InputError, optNumber, optString, reqString } from '../tools/input';
+import { jsPatternToEre } from '../tools/grep-pattern';
 import { checkGlobPattern, cutGrepLine, MAX_GLOB_RESULTS, MAX_GREP_LINE_CHARS, MAX_GREP_LINES } from '../tools/glob';
 import { capParts, droppedLine, OutputCollector } from '../output-cap';
 import { PersistentBash } from '../persistent-bash';
@@ -195,6 +196,9 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
   async function grep(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
     const pattern = reqString(input, 'pattern', 'grep');
     const root = resolve(optString(input, 'path', 'grep') ?? '.');
+    const translated = jsPatternToEre(pattern);
+    if ('invalid' in translated) return errorOutcome(translated.invalid);
+    if ('refused' in translated) return errorOutcome(translated.refused);
     // find + xargs grep works with GNU and busybox alike (busybox grep has no -I or
     // --exclude-dir); /dev/null makes grep print file names even for a single file. A matching
     // line can be megabytes long (a minified file): cut is told to keep far more bytes than the
@@ -202,7 +206,7 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     const cmd =
       `test -e ${shq(root)} || exit ${NO_SUCH_PATH}; ` +
       `find ${shq(root)} \\( -name .git -o -name node_modules \\) -prune -o -type f -print0 2>/dev/null` +
-      ` | xargs -0 grep -nE -e ${shq(pattern)} /dev/null 2>&1 | cut -c 1-${GREP_LINE_BYTES_FETCHED} | head -n ${MAX_GREP_LINES + 50}`;
+      ` | xargs -0 grep -nE -e ${shq(translated.ere)} /dev/null 2>&1 | cut -c 1-${GREP_LINE_BYTES_FETCHED} | head -n ${MAX_GREP_LINES + 50}`;
     const res = await capture(cmd, o.signal);
     if (res.lost) return lostOutcome(res.lost);
     if (res.code === NO_SUCH_PATH && res.out === '') return errorOutcome(`Path not found: ${optString(input, 'path', 'grep')}`);
