@@ -96,6 +96,14 @@ describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
       expect(await hand.execute('grep', { pattern: '(', path: 're' })).toMatchObject({ isError: true, content: expect.stringMatching(/^Invalid regular expression for grep/) });
     });
 
+    // find lists a folder in its on-disk order; the result is in path order, as on the local hand.
+    it('grep lists its matches in path order', async () => {
+      const names = ['m', 'c', 'x', 'a', 'q', 'b', 'z', 'k', 'e', 'r'];
+      for (const n of names) await shell.writeFile(`/work/order/${n}.txt`, Buffer.from('hit\nmiss\nhit\n'));
+      const gr = await hand.execute('grep', { pattern: 'hit', path: 'order' });
+      expect(gr.content.split('\n')).toEqual([...names].sort().flatMap((n) => [`order/${n}.txt:1:hit`, `order/${n}.txt:3:hit`]));
+    });
+
     it('bash gives exit codes and keeps stderr', async () => {
       // stdout and stderr are two pipes: their order relative to each other is not kept.
       const ok = await hand.execute('bash', { command: 'echo out; echo err >&2; pwd' });

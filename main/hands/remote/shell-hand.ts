@@ -215,6 +215,12 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     const failure = lines.find((l) => /^(grep|xargs): /.test(l));
     if (failure && lines.every((l) => /^(grep|xargs): /.test(l))) return errorOutcome(failure);
     if (lines.length === 0) return { content: `No matches for /${pattern}/ under ${root}.`, isError: false, details: { matches: 0 } };
+    // In path order, as on the local hand (find lists a folder in the order its entries happen to be on disk).
+    lines.sort((a, b) => {
+      const pa = grepLinePath(a);
+      const pb = grepLinePath(b);
+      return pa === pb ? 0 : pa === undefined ? 1 : pb === undefined ? -1 : pa < pb ? -1 : 1;
+    });
     const shown = lines.slice(0, MAX_GREP_LINES).map((l) => cutRemoteGrepLine(l.startsWith(workDir + '/') ? l.slice(workDir.length + 1) : l));
     const more = lines.length > MAX_GREP_LINES ? `\n[more than ${MAX_GREP_LINES} matching lines; narrow the pattern or the path]` : '';
     return withCap(shown.join('\n') + more, { matches: shown.length });
@@ -248,6 +254,9 @@ const NO_SUCH_PATH = 3;
 
 /** Bytes of each grep output line brought over from the hand (`cut -c`): a path, `:N:` and MAX_GREP_LINE_CHARS characters of up to 4 bytes. */
 const GREP_LINE_BYTES_FETCHED = 4096 + 32 + MAX_GREP_LINE_CHARS * 4;
+
+/** The path of a grep line `path:N:text`. */
+const grepLinePath = (line: string) => /^(.*?):\d+:/.exec(line)?.[1];
 
 /** A remote grep line `path:N:text` with its text cut as the local hand cuts it. */
 function cutRemoteGrepLine(line: string): string {
