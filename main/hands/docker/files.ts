@@ -42,6 +42,9 @@ cat > "$f" || { r=$?; cat >/dev/null 2>&1; exit $r; }`;
 
 const mb = (n: number) => (n < 1024 * 1024 ? `${n.toLocaleString('en-US')} bytes` : `${(n / 1024 / 1024).toFixed(1)} MiB`);
 
+/** How much of a failed command's stderr is kept as the reason. */
+const MAX_REASON_CHARS = 2000;
+
 /** The code a command's failure stands for. */
 function failure(r: Collected, path: string, verb: string): RemoteFileError {
   if (r.lost) return new RemoteFileError('LOST', r.lost);
@@ -53,7 +56,8 @@ function failure(r: Collected, path: string, verb: string): RemoteFileError {
     if (code === 'TOOBIG') return new RemoteFileError('TOOBIG', `${path} is ${mb(Number(own[2]))}`);
     return new RemoteFileError(code, `${path}: ${{ ENOENT: 'no such file', EISDIR: 'is a directory', EACCES: 'permission denied' }[code as 'ENOENT'] ?? code}`);
   }
-  const said = err || (r.stdout.length ? r.stdout.toString('utf8').trim() : `exit code ${r.exitCode}`);
+  // Never stdout: a read's stdout is the file itself (up to 64 MiB of it), not why it failed.
+  const said = err ? (err.length > MAX_REASON_CHARS ? `${err.slice(0, MAX_REASON_CHARS)}…` : err) : r.exitCode === null ? 'the command was stopped before it finished' : `exit code ${r.exitCode}`;
   if (/permission denied|operation not permitted/i.test(said)) return new RemoteFileError('EACCES', said);
   if (/is a directory/i.test(said)) return new RemoteFileError('EISDIR', said);
   if (/no such file/i.test(said)) return new RemoteFileError('ENOENT', said);
