@@ -23,11 +23,14 @@ export function Composer({ api, sessionId, status, onSent, onInterrupt }: Props)
 
   const send = async () => {
     if (!text.trim() || sending) return;
+    const sent = text;
     setSending(true);
     setError(null);
     try {
-      onSent(await api.sendMessage({ sessionId, text }));
-      setText('');
+      onSent(await api.sendMessage({ sessionId, text: sent }));
+      // The box stays editable while the call waits (say, for the connection to come back):
+      // clear only what was sent, never what was typed meanwhile.
+      setText((now) => (now === sent ? '' : now.startsWith(sent) ? now.slice(sent.length).replace(/^\n+/, '') : now));
     } catch (err) {
       setError(toClientError(err));
     } finally {
