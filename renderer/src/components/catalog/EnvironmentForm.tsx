@@ -51,10 +51,12 @@ export function EnvironmentForm({ api, environment, onSaved }: { api: CorralApi;
     e.preventDefault();
     setError(null);
     setSaved(false);
-    const config: Record<string, unknown> = { type: kind };
+    // Settings the form does not show (env, sandbox, networking, a credential) are kept as they are.
+    const config: Record<string, unknown> = environment ? { ...environment.config, type: kind } : { type: kind };
     for (const f of known ?? []) {
       const v = values[f.key]?.trim();
       if (v) config[f.key] = f.number ? Number(v) : v;
+      else delete config[f.key];
     }
     try {
       const body = { name, description: description || null, config: config as never };
