@@ -45,6 +45,14 @@ export function AgentForm({ api, agent, onSaved }: { api: CorralApi; agent: UiAg
       setError(toClientError(new Error('[invalid_input] custom tools: not valid JSON')));
       return;
     }
+    if (!Array.isArray(customTools)) {
+      setError(toClientError(new Error('[invalid_input] custom tools: a JSON list ([…]) of tools')));
+      return;
+    }
+    if (maxTokens.trim() && !/^\d+$/.test(maxTokens.trim())) {
+      setError(toClientError(new Error('[invalid_input] max tokens: a whole number')));
+      return;
+    }
     const toolset = {
       type: 'agent_toolset_20260401' as const,
       default_config: { enabled: false },
@@ -54,7 +62,7 @@ export function AgentForm({ api, agent, onSaved }: { api: CorralApi; agent: UiAg
       name,
       model,
       system: system || null,
-      ...(maxTokens ? { max_tokens: Number(maxTokens) } : {}),
+      ...(maxTokens.trim() ? { max_tokens: Number(maxTokens.trim()) } : {}),
       // The form does not edit MCP toolsets: they are kept as they are (with the agent's mcp_servers).
       tools: [toolset, ...customTools, ...(agent?.tools.filter((t) => t.type === 'mcp_toolset') ?? [])] as never,
     };
