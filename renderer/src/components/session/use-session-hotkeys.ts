@@ -5,7 +5,7 @@ import { useView } from '../../state/view';
 
 /**
  * Keys of a session: ←/→ step the cursor, `,`/`.` jump to the previous/next event of the same
- * kind, Home/End go to the first event and back to live, Space plays or pauses, Escape (also
+ * kind, Home/End go to the first event and back to live, Space plays or pauses (but presses a focused button), Escape (also
  * in the message box) interrupts a running turn, `?` shows the sheet. None fires while a dialog is open.
  */
 export function useSessionHotkeys(events: readonly UiEvent[], index: SessionIndex, interrupt: () => void, status: string | undefined, onHelp: () => void): void {
@@ -25,7 +25,8 @@ export function useSessionHotkeys(events: readonly UiEvent[], index: SessionInde
   useHotkeys('period', () => go(index.sameKind(at(), 1)), opts, [events]);
   useHotkeys('home', () => go(0), opts, [events]);
   useHotkeys('end', () => useView.setState({ cursor: null, playing: false }), opts, [events]);
-  useHotkeys('space', () => useView.setState((s) => ({ playing: !s.playing, ...(s.cursor === null ? { cursor: events[0]?.seq ?? null } : {}) })), opts, [events]);
+  // Space on a focused button (or tab, link, summary) presses it, as everywhere: it is not playback.
+  useHotkeys('space', () => useView.setState((s) => ({ playing: !s.playing, ...(s.cursor === null ? { cursor: events[0]?.seq ?? null } : {}) })), { ...opts, ignoreEventWhen: onControl }, [events]);
   useHotkeys('?', onHelp, { ...opts, useKey: true }, [onHelp]);
   useHotkeys(
     'escape',
@@ -35,4 +36,10 @@ export function useSessionHotkeys(events: readonly UiEvent[], index: SessionInde
     { enabled: noDialog, enableOnFormTags: true },
     [status, interrupt],
   );
+}
+
+/** Whether a key went to a control that Space activates (a button, tab, link, summary…). */
+function onControl(e: KeyboardEvent): boolean {
+  const t = e.target;
+  return t instanceof Element && t.closest('button, a[href], summary, [role="button"], [role="tab"], [role="menuitem"], [role="switch"], [role="checkbox"], [role="radio"]') !== null;
 }
