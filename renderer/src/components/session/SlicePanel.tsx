@@ -48,10 +48,10 @@ export function SlicePanel({ api, sessionId, events }: { api: CorralApi; session
     <div className="slice-panel" data-testid="slice-panel">
       <div className="slice-bounds">
         <label>
-          From #<input type="number" min={1} value={slice.from} onChange={(e) => bound('from', e.target.value)} aria-label="Slice from" />
+          From #<BoundInput value={slice.from} onValue={(v) => bound('from', v)} label="Slice from" />
         </label>
         <label>
-          to #<input type="number" min={1} value={slice.to} onChange={(e) => bound('to', e.target.value)} aria-label="Slice to" />
+          to #<BoundInput value={slice.to} onValue={(v) => bound('to', v)} label="Slice to" />
         </label>
         <span className="muted">{total} events</span>
         <button type="button" className="link" onClick={() => setSlice(null)}>
@@ -71,5 +71,27 @@ export function SlicePanel({ api, sessionId, events }: { api: CorralApi; session
       </pre>
       {total > SHOWN && <p className="muted">…and {total - SHOWN} more (narrow the slice to see them).</p>}
     </div>
+  );
+}
+
+/**
+ * A slice bound's field. What is typed is kept as typed (an emptied field stays empty while the
+ * user types the next number) and applied when it is a number; leaving the field shows the
+ * bound in force again.
+ */
+function BoundInput({ value, onValue, label }: { value: number; onValue(v: string): void; label: string }) {
+  const [draft, setDraft] = useState<string | null>(null);
+  return (
+    <input
+      type="number"
+      min={1}
+      value={draft ?? value}
+      onChange={(e) => {
+        setDraft(e.target.value);
+        onValue(e.target.value);
+      }}
+      onBlur={() => setDraft(null)}
+      aria-label={label}
+    />
   );
 }
