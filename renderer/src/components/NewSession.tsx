@@ -5,17 +5,44 @@ import { useCatalog } from '../state/catalog';
 import { ErrorNote } from './ErrorNote';
 import { HandRows, type HandRow } from './HandRows';
 
+/**
+ * What the form holds, kept while the window lives: leaving the form (to make the agent or
+ * environment it lacks, say) and coming back finds it as it was. Starting or cancelling clears it.
+ */
+interface Draft {
+  agentId: string;
+  envId: string;
+  hands: HandRow[];
+  title: string;
+  message: string;
+}
+const empty: Draft = { agentId: '', envId: '', hands: [], title: '', message: '' };
+let draft: Draft = { ...empty };
+const clearDraft = () => {
+  draft = { ...empty };
+};
+function useDraft<K extends keyof Draft>(key: K): [Draft[K], (v: Draft[K]) => void] {
+  const [value, setValue] = useState<Draft[K]>(() => draft[key]);
+  return [
+    value,
+    (v) => {
+      draft = { ...draft, [key]: v };
+      setValue(v);
+    },
+  ];
+}
+
 /** Starts work: an agent, the environment its main hand comes from, more hands, a title and a first message. */
 export function NewSession({ api, onCreated, onCancel }: { api: CorralApi; onCreated(id: string): void; onCancel(): void }) {
   const allAgents = useCatalog((s) => s.agents);
   const allEnvironments = useCatalog((s) => s.environments);
   const agents = allAgents.filter((a) => !a.archived_at);
   const environments = allEnvironments.filter((e) => !e.archived_at);
-  const [agentId, setAgentId] = useState('');
-  const [envId, setEnvId] = useState('');
-  const [hands, setHands] = useState<HandRow[]>([]);
-  const [title, setTitle] = useState('');
-  const [message, setMessage] = useState('');
+  const [agentId, setAgentId] = useDraft('agentId');
+  const [envId, setEnvId] = useDraft('envId');
+  const [hands, setHands] = useDraft('hands');
+  const [title, setTitle] = useDraft('title');
+  const [message, setMessage] = useDraft('message');
   const [error, setError] = useState<ClientError | null>(null);
   const [busy, setBusy] = useState(false);
   const agent = agentId || agents[0]?.id || '';
@@ -35,6 +62,7 @@ export function NewSession({ api, onCreated, onCancel }: { api: CorralApi; onCre
         },
         ...(hands.length ? { hands: hands.map((h) => ({ environment_id: h.environmentId, name: h.name })) } : {}),
       });
+      clearDraft();
       onCreated(s.id);
     } catch (err) {
       setError(toClientError(err));
@@ -77,7 +105,13 @@ export function NewSession({ api, onCreated, onCancel }: { api: CorralApi; onCre
         </label>
         {error && <ErrorNote error={error} />}
         <div className="form-actions">
-          <button type="button" onClick={onCancel}>
+          <button
+            type="button"
+            onClick={() => {
+              clearDraft();
+              onCancel();
+            }}
+          >
             Cancel
           </button>
           <button type="submit" className="primary" disabled={busy || !agent || !env}>
