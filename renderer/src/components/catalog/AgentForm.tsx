@@ -24,7 +24,7 @@ function toolRows(agent: UiAgent | null): Record<string, ToolRow> {
  * An agent's name, model, system prompt, limits and tools (each built-in tool on or off with
  * its permission policy; custom tools as JSON). The host checks it with the API's schema.
  */
-export function AgentForm({ api, agent, onSaved }: { api: CorralApi; agent: UiAgent | null; onSaved(a: UiAgent): void }) {
+export function AgentForm({ api, agent, onSaved, justSaved = false }: { api: CorralApi; agent: UiAgent | null; onSaved(a: UiAgent): void; justSaved?: boolean }) {
   const [name, setName] = useState(agent?.name ?? '');
   const [model, setModel] = useState(agent?.model.id ?? 'claude-sonnet-4-5');
   const [system, setSystem] = useState(agent?.system ?? '');
@@ -32,7 +32,7 @@ export function AgentForm({ api, agent, onSaved }: { api: CorralApi; agent: UiAg
   const [tools, setTools] = useState(() => toolRows(agent));
   const [custom, setCustom] = useState(() => JSON.stringify(agent?.tools.filter((t) => t.type === 'custom') ?? [], null, 2));
   const [error, setError] = useState<ClientError | null>(null);
-  const [saved, setSaved] = useState(false);
+  const [saved, setSaved] = useState(justSaved);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();

@@ -7,11 +7,14 @@ import { AgentForm } from './AgentForm';
 export function AgentsPage({ api }: { api: CorralApi }) {
   const agents = useCatalog((s) => s.agents);
   const [editing, setEditing] = useState<UiAgent | 'new' | null>(null);
+  // The form is made afresh for the saved version: it says Saved. when it is the one just saved.
+  const [savedKey, setSavedKey] = useState<string | null>(null);
+  const formKey = editing === 'new' || editing === null ? 'new' : keyOf(editing);
   return (
     <section className="catalog-page" aria-labelledby="agents-title">
       <header className="page-head">
         <h2 id="agents-title">Agents</h2>
-        <button type="button" className="primary" onClick={() => setEditing('new')}>
+        <button type="button" className="primary" onClick={() => (setSavedKey(null), setEditing('new'))}>
           New agent
         </button>
       </header>
@@ -19,7 +22,7 @@ export function AgentsPage({ api }: { api: CorralApi }) {
         <ul className="catalog-list" aria-label="Agents">
           {agents.map((a) => (
             <li key={a.id}>
-              <button type="button" className={`catalog-row${editing !== 'new' && editing?.id === a.id ? ' selected' : ''}`} onClick={() => setEditing(a)} aria-label={`Edit agent ${a.name}`}>
+              <button type="button" className={`catalog-row${editing !== 'new' && editing?.id === a.id ? ' selected' : ''}`} onClick={() => (setSavedKey(null), setEditing(a))} aria-label={`Edit agent ${a.name}`}>
                 <strong>{a.name}</strong> <span className="muted">v{a.version} · {a.model.id}</span>
               </button>
             </li>
@@ -28,11 +31,13 @@ export function AgentsPage({ api }: { api: CorralApi }) {
         </ul>
         {editing && (
           <AgentForm
-            key={editing === 'new' ? 'new' : `${editing.id}@${editing.version}`}
+            key={formKey}
+            justSaved={savedKey === formKey}
             api={api}
             agent={editing === 'new' ? null : editing}
             onSaved={(a) => {
               void loadCatalog(api);
+              setSavedKey(keyOf(a));
               setEditing(a);
             }}
           />
@@ -41,3 +46,5 @@ export function AgentsPage({ api }: { api: CorralApi }) {
     </section>
   );
 }
+
+const keyOf = (x: UiAgent) => `${x.id}@${x.version}`;

@@ -36,7 +36,7 @@ const FIELDS: Record<Kind, Field[]> = {
 };
 
 /** An environment's name, description, kind and the kind's settings; the kind is fixed once made. */
-export function EnvironmentForm({ api, environment, onSaved }: { api: CorralApi; environment: UiEnvironment | null; onSaved(e: UiEnvironment): void }) {
+export function EnvironmentForm({ api, environment, onSaved, justSaved = false }: { api: CorralApi; environment: UiEnvironment | null; onSaved(e: UiEnvironment): void; justSaved?: boolean }) {
   const [name, setName] = useState(environment?.name ?? '');
   const [description, setDescription] = useState(environment?.description ?? '');
   const [kind, setKind] = useState<Kind>((environment?.config.type as Kind) ?? 'local');
@@ -44,7 +44,7 @@ export function EnvironmentForm({ api, environment, onSaved }: { api: CorralApi;
     Object.fromEntries(Object.entries(environment?.config ?? {}).filter(([k]) => k !== 'type').map(([k, v]) => [k, String(v)])),
   );
   const [error, setError] = useState<ClientError | null>(null);
-  const [saved, setSaved] = useState(false);
+  const [saved, setSaved] = useState(justSaved);
   const known = (FIELDS as Record<string, Field[] | undefined>)[kind];
 
   const submit = async (e: FormEvent) => {

@@ -21,11 +21,14 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
   const environments = useCatalog((s) => s.environments);
   const pools = useHandPools(api);
   const [editing, setEditing] = useState<UiEnvironment | 'new' | null>(null);
+  // The form is made afresh for the saved version: it says Saved. when it is the one just saved.
+  const [savedKey, setSavedKey] = useState<string | null>(null);
+  const formKey = editing === 'new' || editing === null ? 'new' : keyOf(editing);
   return (
     <section className="catalog-page" aria-labelledby="envs-title">
       <header className="page-head">
         <h2 id="envs-title">Environments</h2>
-        <button type="button" className="primary" onClick={() => setEditing('new')}>
+        <button type="button" className="primary" onClick={() => (setSavedKey(null), setEditing('new'))}>
           New environment
         </button>
       </header>
@@ -33,7 +36,7 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
         <ul className="catalog-list" aria-label="Environments">
           {environments.map((e) => (
             <li key={e.id}>
-              <button type="button" className={`catalog-row${editing !== 'new' && editing?.id === e.id ? ' selected' : ''}`} onClick={() => setEditing(e)} aria-label={`Edit environment ${e.name}`}>
+              <button type="button" className={`catalog-row${editing !== 'new' && editing?.id === e.id ? ' selected' : ''}`} onClick={() => (setSavedKey(null), setEditing(e))} aria-label={`Edit environment ${e.name}`}>
                 <strong>{e.name}</strong> <span className="muted">{e.config.type}</span>
                 {(pools.get(e.id) ?? e.corral_pool) && <PoolNote pool={(pools.get(e.id) ?? e.corral_pool)!} />}
               </button>
@@ -43,11 +46,13 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
         </ul>
         {editing && (
           <EnvironmentForm
-            key={editing === 'new' ? 'new' : `${editing.id}@${editing.updated_at}`}
+            key={formKey}
+            justSaved={savedKey === formKey}
             api={api}
             environment={editing === 'new' ? null : editing}
             onSaved={(e) => {
               void loadCatalog(api);
+              setSavedKey(keyOf(e));
               setEditing(e);
             }}
           />
@@ -57,3 +62,5 @@ export function EnvironmentsPage({ api }: { api: CorralApi }) {
     </section>
   );
 }
+
+const keyOf = (x: UiEnvironment) => `${x.id}@${x.updated_at}`;
