@@ -38,5 +38,11 @@ export const useHandsPanel = create<HandsPanelState>(() => ({
 }));
 
 export const say = (kind: 'error' | 'ok', text: string) => useHandsPanel.setState({ notice: { kind, text } });
+/** What the last connection test was for: changing any of it makes that test stale. */
+const TESTED: readonly (keyof SshDraft)[] = ['host', 'port', 'user', 'credentialId'];
 export const patchDraft = (patch: Partial<SshDraft>) =>
-  useHandsPanel.setState((s) => ({ draft: { ...(s.draft ?? emptyDraft()), ...patch }, probe: 'host' in patch || 'port' in patch ? null : s.probe }));
+  useHandsPanel.setState((s) => {
+    const draft = { ...(s.draft ?? emptyDraft()), ...patch };
+    const stale = TESTED.some((k) => k in patch && patch[k] !== s.draft?.[k]);
+    return { draft, probe: stale ? null : s.probe };
+  });
