@@ -1,16 +1,24 @@
 import { z } from 'zod';
+import { ApiError } from '../errors';
 import { neverYet } from './not-yet';
+
+/** Most keys a metadata bag holds (the API's limit, on the stored bag as well as on a body). */
+export const MAX_METADATA_KEYS = 16;
 
 /** Metadata: up to 16 string pairs, keys ≤ 64 and values ≤ 512 characters. */
 export const metadata = z
   .record(z.string().min(1).max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, 'metadata has at most 16 keys');
+  .refine((m) => Object.keys(m).length <= MAX_METADATA_KEYS, `metadata has at most ${MAX_METADATA_KEYS} keys`);
 
 /** Metadata patch: a null value removes the key. */
 export const metadataPatch = z
   .record(z.string().min(1).max(64), z.string().max(512).nullable())
-  .refine((m) => Object.keys(m).length <= 16, 'metadata has at most 16 keys');
+  .refine((m) => Object.keys(m).length <= MAX_METADATA_KEYS, `metadata has at most ${MAX_METADATA_KEYS} keys`);
 
+/**
+ * The stored bag after a patch. The limit is on the stored bag, not only on the patch: 16 new
+ * keys over 16 stored ones would otherwise leave 32 (a 400 naming `metadata`, nothing stored).
+ */
 export function applyMetadataPatch(current: Record<string, string>, patch: Record<string, string | null> | null | undefined): Record<string, string> {
   if (patch === null) return {};
   if (patch === undefined) return current;
@@ -18,6 +26,10 @@ export function applyMetadataPatch(current: Record<string, string>, patch: Recor
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete next[k];
     else next[k] = v;
+  }
+  const keys = Object.keys(next).length;
+  if (keys > MAX_METADATA_KEYS) {
+    throw new ApiError('invalid_request_error', `metadata: the patch would leave ${keys} keys; a metadata bag holds at most ${MAX_METADATA_KEYS} (set keys to null to remove them)`);
   }
   return next;
 }
