@@ -39,11 +39,15 @@ export function sessionResourceRoutes(host: Host): Hono {
 
   app.post('/:id/resources', async (c) => {
     const id = c.req.param('id');
-    const current = resourcesOf(id);
+    resourcesOf(id); // 404 before reading the body
     const body = await jsonBody(c, addBody);
     if (body.type === 'file') throw new ApiError('invalid_request_error', notSupportedMessage("type 'file'", 'no Files API; github_repository resources can be added'));
     if (body.authorization_token !== undefined) throw new ApiError('invalid_request_error', TOKEN_IN_VAULT);
     const [added] = normalizeResources([body]) as Resource[];
+    // The list as it is now, after the body arrived: one read before it would drop a resource
+    // another request added meanwhile (and miss its mount_path). Read, check and write on one
+    // tick (the log is synchronous).
+    const current = resourcesOf(id);
     const clash = current.find((r) => r.mount_path === added!.mount_path);
     if (clash) throw new ApiError('invalid_request_error', `mount_path '${added!.mount_path}' is already used by resource ${clash.id}`);
     record(id, [...current, added!]);

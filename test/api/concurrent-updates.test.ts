@@ -1,0 +1,66 @@
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server';
+
+// Requests on one object whose bodies arrive while the others wait for theirs. A handler that
+// read the stored state before awaiting its body wrote back a stale copy: all answered 200 and
+// only the last change was kept.
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${t.server.url}${path}`, {
+    method,
+    headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+/** Sends every request's headers, waits until the server has begun them all, then their bodies. */
+async function together(method: string, path: string, bodies: unknown[]): Promise<{ status: number; json: any }[]> {
+  const url = new URL(path, t.server.url);
+  const reqs = bodies.map((b) => {
+    const text = JSON.stringify(b);
+    const req = http.request(url, {
+      method,
+      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+    });
+    req.flushHeaders();
+    const answer = new Promise<{ status: number; json: any }>((resolve, reject) => {
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      });
+      req.on('error', reject);
+    });
+    return { req, text, answer };
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  for (const r of reqs) r.req.end(r.text);
+  return Promise.all(reqs.map((r) => r.answer));
+}
+
+describe('concurrent changes to one object all count', () => {
+  it('session resources added at once are all kept, and a clashing mount_path is refused', async () => {
+    const agent = (await call('POST', '/v1/agents', { name: 'c', model: 'claude-test' })).json;
+    const env = (await call('POST', '/v1/environments', { name: 'c', config: { type: 'local' } })).json;
+    const session = (await call('POST', '/v1/sessions', { agent: agent.id, environment_id: env.id })).json;
+    const path = `/v1/sessions/${session.id}/resources`;
+    const added = await together('POST', path, [0, 1, 2].map((i) => ({ type: 'github_repository', url: `https://example.com/r${i}.git` })));
+    expect(added.map((a) => a.status)).toEqual([200, 200, 200]);
+    const listed = (await call('GET', path)).json.data as { id: string }[];
+    expect(listed.map((r) => r.id).sort()).toEqual(added.map((a) => a.json.id).sort());
+    const stored = (await call('GET', `/v1/sessions/${session.id}`)).json.resources as { id: string }[];
+    expect(stored).toHaveLength(3);
+
+    const same = await together('POST', path, [0, 1].map(() => ({ type: 'github_repository', url: 'https://example.com/dup.git' })));
+    expect(same.map((a) => a.status).sort()).toEqual([200, 400]);
+    expect((await call('GET', path)).json.data).toHaveLength(4);
+  });
+});
