@@ -71,14 +71,18 @@ export class Vault extends VaultState {
     return { data: page.data.map((r) => this.vaultInfo(r)), next_page: page.next_page };
   }
 
-  /** Changes name, metadata (the whole new map) or default-ness. An archived vault cannot change. */
-  updateVault(id: string, change: { display_name?: string; metadata?: Record<string, string>; is_default?: boolean }): VaultInfo {
+  /**
+   * Changes name, metadata or default-ness. An archived vault cannot change. `metadata` is the
+   * whole new map, or a function of the stored one (applied inside the transaction, so two
+   * patches at once both count).
+   */
+  updateVault(id: string, change: { display_name?: string; metadata?: MetadataChange; is_default?: boolean }): VaultInfo {
     this.store.transaction(() => {
       const row = this.mustVault(id);
       if (row.archived_at) throw new VaultStateError(`vault '${id}' is archived and cannot be updated`, 'vault_archived');
       this.store.updateVault(id, {
         display_name: change.display_name ?? row.record.display_name,
-        metadata: change.metadata ?? row.record.metadata,
+        metadata: nextMetadata(row.record.metadata, change.metadata),
       });
       if (change.is_default === true) this.store.setSetting(DEFAULT_VAULT, id);
       if (change.is_default === false && this.store.setting(DEFAULT_VAULT) === id) this.store.setSetting(DEFAULT_VAULT, null);
@@ -153,11 +157,14 @@ export class Vault extends VaultState {
     return { data: page.data.map(credentialInfo), next_page: page.next_page };
   }
 
-  /** Changes name, metadata (the whole new map) and `auth` (new values re-sealed; the type cannot change). */
+  /**
+   * Changes name, metadata (the whole new map, or a function of the stored one applied inside the
+   * transaction) and `auth` (new values re-sealed; the type cannot change).
+   */
   async updateCredential(
     vaultId: string,
     id: string,
-    change: { display_name?: string | null; metadata?: Record<string, string>; auth?: AuthUpdate },
+    change: { display_name?: string | null; metadata?: MetadataChange; auth?: AuthUpdate },
   ): Promise<CredentialInfo> {
     const key = await this.needKey();
     let newSecret: AnySecret | undefined;
@@ -176,7 +183,7 @@ export class Vault extends VaultState {
         id,
         {
           display_name: change.display_name !== undefined ? change.display_name : row.record.display_name,
-          metadata: change.metadata ?? row.record.metadata,
+          metadata: nextMetadata(row.record.metadata, change.metadata),
           auth,
         },
         sealed,
@@ -374,4 +381,12 @@ export class Vault extends VaultState {
     if (!row) throw new VaultNotFoundError('credential', id);
     return row;
   }
+}
+
+/** New metadata for an update: the whole map, or a function of the stored one (a patch). */
+export type MetadataChange = Record<string, string> | ((current: Record<string, string>) => Record<string, string>);
+
+function nextMetadata(current: Record<string, string>, change: MetadataChange | undefined): Record<string, string> {
+  if (change === undefined) return current;
+  return typeof change === 'function' ? change(current) : change;
 }

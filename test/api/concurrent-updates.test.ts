@@ -63,4 +63,17 @@ describe('concurrent changes to one object all count', () => {
     expect(same.map((a) => a.status).sort()).toEqual([200, 400]);
     expect((await call('GET', path)).json.data).toHaveLength(4);
   });
+
+  it('metadata patches of a vault and of a credential sent at once are all applied', async () => {
+    const vault = (await call('POST', '/v1/vaults', { display_name: 'v' })).json;
+    const vaultPatches = await together('POST', `/v1/vaults/${vault.id}`, [{ metadata: { a: '1' } }, { metadata: { b: '2' } }, { metadata: { c: '3' } }]);
+    expect(vaultPatches.map((p) => p.status)).toEqual([200, 200, 200]);
+    expect((await call('GET', `/v1/vaults/${vault.id}`)).json.metadata).toEqual({ a: '1', b: '2', c: '3' });
+
+    const cred = (await call('POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'static_bearer', token: 'tok-12345678', mcp_server_url: 'https://mcp.example.com/mcp' } })).json;
+    const path = `/v1/vaults/${vault.id}/credentials/${cred.id}`;
+    const credPatches = await together('POST', path, [{ metadata: { a: '1' } }, { metadata: { b: '2' } }, { metadata: { c: '3' } }]);
+    expect(credPatches.map((p) => p.status)).toEqual([200, 200, 200]);
+    expect((await call('GET', path)).json.metadata).toEqual({ a: '1', b: '2', c: '3' });
+  });
 });

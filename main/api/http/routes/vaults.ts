@@ -75,7 +75,7 @@ export function vaultRoutes(host: Host): Hono {
       vaultToApi(
         vault.updateVault(current.id, {
           display_name: body.display_name ?? undefined,
-          metadata: body.metadata === undefined ? undefined : applyMetadataPatch(current.metadata, body.metadata),
+          metadata: body.metadata === undefined ? undefined : (stored) => applyMetadataPatch(stored, body.metadata),
           is_default: body.is_default,
         }),
       ),
@@ -113,14 +113,15 @@ export function vaultRoutes(host: Host): Hono {
   app.post('/:id/credentials/:cid', async (c) => {
     const vaultId = mustVault(c.req.param('id')).id;
     const id = c.req.param('cid');
-    const current = vault.getCredential(vaultId, id);
-    if (!current) throw notFound('credential', id);
+    if (!vault.getCredential(vaultId, id)) throw notFound('credential', id);
     const body = await secretBody(c, credentialUpdateBody);
     return c.json(
       credentialToApi(
         await vault.updateCredential(vaultId, id, {
           display_name: body.display_name,
-          metadata: body.metadata === undefined ? undefined : applyMetadataPatch(current.metadata, body.metadata),
+          // Patched inside the vault's transaction: the stored map as it is then, not as it was
+          // before the body arrived (a concurrent patch would be lost).
+          metadata: body.metadata === undefined ? undefined : (stored) => applyMetadataPatch(stored, body.metadata),
           auth: body.auth,
         }),
       ),

@@ -58,7 +58,7 @@ export function vaultCalls(host: Pick<Host, 'vault'>): VaultCalls {
         return credential(
           await vault.updateCredential(vaultId, credentialId, {
             display_name: update.display_name,
-            metadata: update.metadata === undefined ? undefined : applyMetadataPatch(current.metadata, update.metadata),
+            metadata: update.metadata === undefined ? undefined : (stored) => applyMetadataPatch(stored, update.metadata),
             auth: update.auth,
           }),
         );
