@@ -185,7 +185,7 @@ describe('the README table of fields and event types', () => {
       expect(status, JSON.stringify(json)).toBe(400);
       expect(json.error.message).toContain(named(r.field));
       expect(json.error.message).toMatch(/not supported by Corral yet|not supported yet|not accepted/);
-    } else if (key === 'event sent user.tool_confirmation' || key === 'event sent user.tool_result') {
+    } else if (key === 'event sent user.tool_confirmation' || key === 'event sent user.tool_result' || key === 'event sent user.custom_tool_result') {
       // Known to the door; the 400 is about the call (or, for a result, a session with no self-hosted worker).
       expect(status).toBe(400);
       expect(json.error.message).toMatch(/tool_use_id|no call|waiting|self_hosted/i);

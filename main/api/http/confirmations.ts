@@ -41,3 +41,29 @@ export function checkConfirmations(log: LogReader, sessionId: string, events: re
     }
   }
 }
+
+/**
+ * Refuses `user.custom_tool_result` events that answer nothing: an id that is not an
+ * `agent.custom_tool_use` of this session, a call that already has its result, or one answered
+ * twice in the request. The model API refuses a `tool_result` with no `tool_use` before it, and
+ * two results for one call, so such an event, once logged, would fail every later model request
+ * of the session. Called on the same tick as the append, like {@link checkConfirmations}.
+ */
+export function checkCustomToolResults(log: LogReader, sessionId: string, events: readonly { type: string; [k: string]: unknown }[]): void {
+  const seen = new Set<string>();
+  for (const [i, e] of events.entries()) {
+    if (e.type !== 'user.custom_tool_result') continue;
+    const id = String(e.custom_tool_use_id);
+    const at = `events.${i}.custom_tool_use_id`;
+    if (seen.has(id)) throw new ApiError('invalid_request_error', `${at}: '${id}' is answered twice in this request`);
+    seen.add(id);
+    const use = log.findEvent(sessionId, id);
+    if (!use || use.type !== 'agent.custom_tool_use') {
+      throw new ApiError('invalid_request_error', `${at}: '${id}' is not an agent.custom_tool_use of session '${sessionId}'`);
+    }
+    const answers = log.getEvents(sessionId, { after: use.seq, types: ['user.custom_tool_result'], limit: MAX_ANSWERS_READ });
+    if (answers.some((a) => a.custom_tool_use_id === id)) {
+      throw new ApiError('invalid_request_error', `${at}: custom tool call '${id}' is already answered (it has a result)`);
+    }
+  }
+}
