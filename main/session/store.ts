@@ -184,7 +184,9 @@ export class SessionLog {
       .transaction(() => {
         const row = this.rows.find(id);
         if (!row) throw new SessionNotFoundError(id);
-        this.appender.appendLocked(row, this.rows.lastSeqOf(row), [{ type: 'session.deleted' }], undefined);
+        // The event as appended: with no fork depending on it the session's events (this one
+        // included) are purged below, so it cannot be read back for the subscribers afterwards.
+        const [event] = this.appender.appendLocked(row, this.rows.lastSeqOf(row), [{ type: 'session.deleted' }], undefined);
         this.db.prepare('UPDATE sessions SET deleted_at = ?, updated_at = ? WHERE id = ?').run(
           new Date().toISOString(),
           new Date().toISOString(),
@@ -196,7 +198,7 @@ export class SessionLog {
           this.db.prepare('DELETE FROM events WHERE session_id = ?').run(id);
           this.db.prepare('DELETE FROM event_purge_grants WHERE session_id = ?').run(id);
         }
-        return this.appender.lastEventOf(id);
+        return event;
       })
       .immediate();
     if (deleted) this.publish(id, [deleted]);
