@@ -70,8 +70,13 @@ export function workerEventRoutes(host: Host): Hono {
         throw new ApiError('invalid_request_error', `work item '${p.workId}' no longer holds a lease (${w?.state ?? 'gone'}${w?.stop_reason ? `: ${w.stop_reason}` : ''}); its calls were answered by the host`);
       }
     }
-    const out = [];
+    // Every result is checked before any is appended (on one tick: the log is synchronous), so a
+    // refused request writes nothing; a refusal after the first append left that result in the
+    // log, acted on, under a 400.
+    const seen = new Set<string>();
     for (const [i, e] of results.entries()) {
+      if (seen.has(e.tool_use_id)) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' is answered twice in this request`);
+      seen.add(e.tool_use_id);
       const use = log.findEvent(id, e.tool_use_id);
       if (!use || use.type !== 'agent.tool_use') throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: '${e.tool_use_id}' is not a tool call of session '${id}'`);
       if (!workerMaySee(host, id, use, { answeredToo: true })) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' is for a hand of session '${id}' that is not self_hosted`);
@@ -80,6 +85,9 @@ export function workerEventRoutes(host: Host): Hono {
         if (!confirmed) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' waits for the user's confirmation; it may not run yet`);
       }
       if (log.hasIdempotencyKey(id, workerResultKey(e.tool_use_id))) throw new ApiError('invalid_request_error', `events.${i}.tool_use_id: tool call '${e.tool_use_id}' is already answered`);
+    }
+    const out = [];
+    for (const e of results) {
       // Redacted like any hand's output: a command on the worker could print a vault value (its own environment key, read from /proc).
       out.push(...log.emitEvents(id, [host.vault.redactEvent({ ...e })], workerResultKey(e.tool_use_id)));
     }
