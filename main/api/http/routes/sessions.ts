@@ -6,7 +6,7 @@ import { sessionCreateBody, sessionForkBody, sessionUpdateBody } from '../schema
 import { checkMcp, normalizeTools } from '../shapes/agent';
 import { sessionToApi } from '../shapes/session';
 import { checkVaultIds, createSessionFromBody } from '../shapes/session-create';
-import { ApiError, notFound } from '../errors';
+import { ApiError, clip, notFound } from '../errors';
 import { jsonBody, queryBool, queryEnum, queryInt, queryList, queryTime } from '../request';
 
 const STATUSES: readonly SessionStatus[] = ['rescheduling', 'running', 'idle', 'terminated'];
@@ -93,9 +93,21 @@ export function sessionRoutes(host: Host): Hono {
     return c.json(sessionToApi(log.getSession(child.id)));
   });
 
+  // Cursor pages as the SDK's resources.list asks for them (`limit`, `page`; both used to be
+  // ignored): the token is the id of the last resource shown (a 400 once that one is deleted).
   app.get('/:id/resources', (c) => {
     const row = log.getSession(c.req.param('id'));
-    return c.json({ data: (row.record.resources ?? []) as unknown[], next_page: null });
+    const limit = queryInt(c, 'limit', { min: 1, max: 1000, fallback: 20 })!;
+    const all = (row.record.resources ?? []) as { id: string }[];
+    const token = c.req.query('page');
+    let start = 0;
+    if (token) {
+      const after = all.findIndex((r) => r.id === token);
+      if (after < 0) throw new ApiError('invalid_request_error', `'${clip(token, 40)}' is not a page token of this session's resources`);
+      start = after + 1;
+    }
+    const data = all.slice(start, start + limit);
+    return c.json({ data, next_page: start + limit < all.length ? data[data.length - 1]!.id : null });
   });
 
   app.get('/:id/resources/:rid', (c) => {
