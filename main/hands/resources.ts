@@ -62,7 +62,9 @@ const TOO_BIG = `the repository is larger than ${MAX_SHIPPED_REPO_BYTES / 1024 *
 
 /** Where a repository goes on a hand: its mount path, with `/workspace/` meaning the work folder. */
 export function repoTarget(mountPath: string | undefined, url: string): string {
-  const name = url.split('/').filter(Boolean).pop()?.replace(/\.git$/, '') || 'repo';
+  const last = url.split('/').filter(Boolean).pop()?.replace(/\.git$/, '');
+  // Never the work folder itself or its parent (a URL ending in `/.git` or `/...git`).
+  const name = last && last !== '.' && last !== '..' ? last : 'repo';
   const p = mountPath ?? `/workspace/${name}`;
   return p.startsWith('/workspace/') ? p.slice('/workspace/'.length) : p;
 }

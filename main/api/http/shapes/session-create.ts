@@ -36,6 +36,12 @@ export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'envir
     const what = type === 'file' ? 'the Files API' : 'memory stores';
     throw new ApiError('invalid_request_error', `resources[${unbuilt}]: '${type}' resources are not supported yet (${what} not built in Corral); repositories are`);
   }
+  const resources = normalizeResources(body.resources ?? []);
+  // As POST …/resources refuses it: two repositories cloned to one folder.
+  for (const [i, r] of resources.entries()) {
+    const j = resources.findIndex((o) => o.mount_path === r.mount_path);
+    if (j < i) throw new ApiError('invalid_request_error', `resources[${i}].mount_path: '${String(r.mount_path)}' is already used by resources[${j}]; give one of them another mount_path`);
+  }
   const { session } = host.log.createSession(
     {
       agent_id: agent.id,
@@ -45,7 +51,7 @@ export function createSessionFromBody(host: Pick<Host, 'log' | 'agents' | 'envir
         agent: resolveSessionAgent(body.agent, agent),
         title: body.title ?? null,
         metadata: body.metadata ?? {},
-        resources: normalizeResources(body.resources ?? []),
+        resources,
         vault_ids: body.vault_ids ?? [],
         budget: body.budget ?? null,
       },

@@ -3,6 +3,7 @@ import type { AgentRecord } from '../../../catalog/agents';
 import type { SessionRow } from '../../../session/types';
 import { checkMcp, normalizeModel, normalizeTools, sessionAgentSnapshot } from './agent';
 import type { ResourceParam } from '../schemas/sessions';
+import { mountPathProblem } from '../schemas/mount-path';
 import type { z } from 'zod';
 import type { sessionCreateBody } from '../schemas/sessions';
 
@@ -53,12 +54,23 @@ export function normalizeResources(resources: readonly ResourceParam[]): Record<
   return resources.map((res) => {
     const id = `sesrsc_${crypto.randomBytes(12).toString('hex')}`;
     if (res.type === 'github_repository') {
-      const name = new URL(res.url).pathname.split('/').filter(Boolean).pop()?.replace(/\.git$/, '') ?? 'repo';
-      return { id, type: res.type, url: res.url, checkout: res.checkout ?? null, mount_path: res.mount_path ?? `/workspace/${name}`, created_at: now, updated_at: now };
+      return { id, type: res.type, url: res.url, checkout: res.checkout ?? null, mount_path: res.mount_path ?? defaultMountPath(res.url), created_at: now, updated_at: now };
     }
     if (res.type === 'file') {
       return { id, type: res.type, file_id: res.file_id, mount_path: res.mount_path ?? `/mnt/session/uploads/${res.file_id}`, created_at: now, updated_at: now };
     }
     return { ...res };
   });
+}
+
+/**
+ * A repository's default mount path, `/workspace/<name>` from its URL's last segment. It passes
+ * the same check as a given mount_path: a URL ending in `/.git` or `/...git` named `/workspace/`
+ * itself or `/workspace/..` (the parent of the session's work folder, shared by every session),
+ * so such names fall back to `/workspace/repo`.
+ */
+export function defaultMountPath(url: string): string {
+  const name = new URL(url).pathname.split('/').filter(Boolean).pop()?.replace(/\.git$/, '') ?? '';
+  const path = `/workspace/${name}`;
+  return mountPathProblem(path) ? '/workspace/repo' : path;
 }
