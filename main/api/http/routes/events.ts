@@ -100,7 +100,12 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
       after = seen.seq;
     }
     const afterSeq = queryInt(c, 'after_seq', { min: 0, max: Number.MAX_SAFE_INTEGER });
-    if (afterSeq !== undefined) after = afterSeq;
+    if (afterSeq !== undefined) {
+      // A position past the end would skip every event up to it as they are appended: the
+      // stream stayed silent while the session ran. Refused like model_request's at_seq.
+      if (afterSeq > session.last_seq) throw new ApiError('invalid_request_error', `after_seq ${afterSeq} is past the session's last event (#${session.last_seq})`);
+      after = afterSeq;
+    }
     const deltaTypes = queryList(c, 'event_deltas');
     const unknown = deltaTypes?.find((t) => t !== 'agent.message' && t !== 'agent.thinking');
     if (unknown) throw new ApiError('invalid_request_error', `event_deltas: '${unknown}' has no live text (agent.message, agent.thinking do)`);
