@@ -184,8 +184,7 @@ export class SessionLog {
       .transaction(() => {
         const row = this.rows.find(id);
         if (!row) throw new SessionNotFoundError(id);
-        // The event as appended: with no fork depending on it the session's events (this one
-        // included) are purged below, so it cannot be read back for the subscribers afterwards.
+        // As appended: purged below when no fork depends on it, it could not be read back to publish.
         const [event] = this.appender.appendLocked(row, this.rows.lastSeqOf(row), [{ type: 'session.deleted' }], undefined);
         this.db.prepare('UPDATE sessions SET deleted_at = ?, updated_at = ? WHERE id = ?').run(
           new Date().toISOString(),
