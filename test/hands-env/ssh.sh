@@ -134,12 +134,13 @@ start_daemon() { # name [netns]; returns 1 (after logging) when it does not come
 
 stop_daemon() { # name
   local pid
-  pid=$(daemon_pid "$1")
-  if [ -n "$pid" ]; then
+  # The one in the pid file, and any other listener started with our config: a start that raced
+  # another lost its pid file and kept the port, and every later start failed to bind it.
+  for pid in $(daemon_pid "$1") $(pgrep -f "sshd -f $DIR/sshd_$1.conf " 2>/dev/null || true); do
     # The listener and its per-connection children.
     for c in $(ps -o pid= --ppid "$pid" 2>/dev/null); do kill -9 "$c" 2>/dev/null || true; done
     kill "$pid" 2>/dev/null || true
-  fi
+  done
   rm -f "$DIR/sshd_$1.pid"
 }
 
