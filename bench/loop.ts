@@ -19,6 +19,7 @@ import type { ToolOutcome } from '../main/hands/types';
 import { describeReport, probeWhile, type ProbeReport } from '../test/helpers/loop-probe';
 import { startSearchScenario, type SearchScenario } from '../test/helpers/search-scenario';
 import { fmt, percentile } from './stats';
+import { fullOutputText } from '../main/hands/full-output';
 
 const FILES = Number(process.env.BENCH_LOOP_FILES ?? 100_000);
 const RUNS = Number(process.env.BENCH_LOOP_RUNS ?? 3);
@@ -49,7 +50,7 @@ const cases: Case[] = [
       const abs = path.join(s.workDir, 'big.txt');
       const out = readOutcome(fs.readFileSync(abs), { filePath: 'big.txt', shown: 'big.txt', range: undefined });
       // The registry kept the full listing for the UI with writeFileSync.
-      fs.writeFileSync(path.join(os.tmpdir(), `corral-bench-loop-${process.pid}.txt`), out.fullOutput ?? '');
+      fs.writeFileSync(path.join(os.tmpdir(), `corral-bench-loop-${process.pid}.txt`), out.fullOutput ? fullOutputText(out.fullOutput) : '');
       return out;
     },
     now: (s) => s.call('read', { file_path: 'big.txt' }),

@@ -164,19 +164,103 @@ export class OutputCollector {
   }
 
   finish(): CollectedOutput {
-    const tailTexts = this.tailChunks.slice(this.tailStart).map((c) => c.text);
-    const dropped = this.droppedBytes > 0;
+    const held = this.held();
+    const dropped = held.droppedBytes > 0;
     // One join when nothing was dropped: `head + tail` would be a rope that the first slice of it
     // flattens again, a second copy of up to 64 MiB on the host's loop.
     return {
-      head: dropped ? this.headChunks.join('') : [...this.headChunks, ...tailTexts].join(''),
-      tail: dropped ? tailTexts.join('') : '',
+      head: dropped ? held.head.join('') : [...held.head, ...held.tail].join(''),
+      tail: dropped ? held.tail.join('') : '',
+      totalChars: held.totalChars,
+      totalBytes: held.totalBytes,
+      droppedBytes: held.droppedBytes,
+      droppedChars: held.droppedChars,
+    };
+  }
+
+  /** What it holds at the end as the pieces they came in, joined by nobody yet (see `capHeld`, `joinHeld`). */
+  held(): HeldOutput {
+    const tail = this.tailChunks.slice(this.tailStart).map((c) => c.text);
+    const dropped = this.droppedBytes > 0;
+    return {
+      head: dropped ? this.headChunks : [...this.headChunks, ...tail],
+      tail: dropped ? tail : [],
       totalChars: this.totalChars,
       totalBytes: this.totalBytes,
       droppedBytes: this.droppedBytes,
       droppedChars: this.droppedChars,
     };
   }
+}
+
+/**
+ * An `OutputCollector`'s text as pieces: `head`, then (when `droppedBytes` > 0) the dropped middle,
+ * then `tail`. Up to 64 MiB of it: joining the pieces, then joining the result with a line and
+ * the status again, allocated it three times over and held the host's loop for about a second
+ * (a `yes` for 3 s on an SSH hand, ~125 MB of output); the model's copy needs only its ends.
+ */
+export interface HeldOutput {
+  head: readonly string[];
+  tail: readonly string[];
+  totalChars: number;
+  totalBytes: number;
+  droppedBytes: number;
+  droppedChars: number;
+}
+
+const charsOf = (pieces: readonly string[]) => pieces.reduce((n, p) => n + p.length, 0);
+
+/** The first `n` characters of the pieces (all of them when they hold fewer). */
+function firstChars(pieces: readonly string[], n: number): string {
+  const out: string[] = [];
+  for (let i = 0, got = 0; i < pieces.length && got < n; i++) {
+    out.push(pieces[i]!);
+    got += pieces[i]!.length;
+  }
+  return out.join('').slice(0, n);
+}
+
+/** The last `n` characters of the pieces (all of them when they hold fewer). */
+function lastChars(pieces: readonly string[], n: number): string {
+  const out: string[] = [];
+  for (let i = pieces.length - 1, got = 0; i >= 0 && got < n; i--) {
+    out.push(pieces[i]!);
+    got += pieces[i]!.length;
+  }
+  const text = out.reverse().join('');
+  return text.slice(Math.max(0, text.length - n));
+}
+
+/**
+ * `capParts` of held pieces, joining only their ends: the same result, since the cap keeps at
+ * most `maxChars` from the front and from the back of the text.
+ */
+export function capHeld(held: HeldOutput, maxChars: number = MODEL_OUTPUT_CHARS): CapResult {
+  const all = [...held.head, ...held.tail];
+  const heldChars = charsOf(all);
+  // Held text this short is joined as it was (the two parts as they are).
+  if (heldChars <= 2 * maxChars) return capParts(held.head.join(''), held.tail.join(''), held.droppedChars, maxChars);
+  const front = firstChars(all, maxChars);
+  const back = lastChars(all, maxChars);
+  return capParts(front, back, held.droppedChars + heldChars - front.length - back.length, maxChars);
+}
+
+/** Whether text made of these pieces, in order, ends with a newline (or is empty): from its last non-empty piece. */
+export function endsWithNewline(pieces: readonly string[]): boolean {
+  for (let i = pieces.length - 1; i >= 0; i--) if (pieces[i]!.length > 0) return pieces[i]!.endsWith('\n');
+  return true;
+}
+
+/**
+ * The full text of held pieces, as pieces (never joined: one 64 MiB string took 250 ms of the
+ * host's loop here, most of it the kernel handing over fresh pages), with `before` and `after`
+ * around it and, where the middle was dropped, `droppedNote` (a line) in its place.
+ */
+export function heldPieces(held: HeldOutput, o: { before: string; droppedNote: string; after: string }): string[] {
+  const parts: string[] = [o.before, ...held.head];
+  if (held.droppedBytes > 0) parts.push(endsWithNewline(parts) ? '' : '\n', o.droppedNote, '\n', ...held.tail);
+  parts.push(endsWithNewline(parts) ? '' : '\n', o.after);
+  return parts;
 }
 
 /** The line put in place of the dropped middle of a full output. */

@@ -5,7 +5,7 @@
  * is gone), output capped for the model with the full output kept for the UI.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { capParts, droppedLine, FULL_OUTPUT_LIMIT_BYTES, OutputCollector } from './output-cap';
+import { capHeld, droppedLine, FULL_OUTPUT_LIMIT_BYTES, heldPieces, OutputCollector } from './output-cap';
 import { ShellSession, type CommandEnd, type StartShell } from './shell-session';
 import type { ExecuteOptions, ToolOutcome } from './types';
 import { errorOutcome, InputError, optBoolean, optNumber, optString } from './tools/input';
@@ -135,7 +135,8 @@ export class PersistentBash {
     end: CommandEnd,
     s: { started: number; timeoutMs: number; why: 'abort' | 'timeout' | 'dispose' | undefined; note: string | undefined; limit: number },
   ): ToolOutcome {
-    const out = collector.finish();
+    // As pieces: up to 64 MiB, never joined here (output-cap.ts); the model's copy is made from its ends.
+    const out = collector.held();
     const duration_ms = Math.round(performance.now() - s.started);
     const stopped = s.why === 'timeout' ? `timed out after ${s.timeoutMs.toLocaleString('en-US')} ms` : `interrupted: the call was aborted after ${duration_ms.toLocaleString('en-US')} ms`;
     let status: string;
@@ -156,7 +157,7 @@ export class PersistentBash {
           ? `[${stopped}; the shell ended: the next call starts a fresh shell]`
           : `[the shell ended (${end.reason}): the next call starts a fresh shell (working folder, variables and background jobs are lost)]`;
     }
-    const cap = capParts(out.head, out.tail, out.droppedChars);
+    const cap = capHeld(out);
     const nl = (t: string) => (t === '' || t.endsWith('\n') ? '' : '\n');
     const prefix = s.note ? `[a fresh shell: ${s.note}; its working folder, variables and background jobs are gone]\n` : '';
     const content = prefix + cap.content + nl(cap.content) + status;
@@ -174,13 +175,11 @@ export class PersistentBash {
     if (end.kind === 'killed' || end.kind === 'shell_exited') details.shell_ended = true;
     const outcome: ToolOutcome = { content, isError: s.why !== undefined || end.kind === 'killed' || end.kind === 'shell_exited', details };
     if (cap.truncated) {
-      let full = out.head;
       if (out.droppedBytes > 0) {
-        full += `${nl(full)}${droppedLine(out.droppedBytes, s.limit)}\n${out.tail}`;
         details.full_output_dropped_bytes = out.droppedBytes;
         details.full_output_note = `The full output was ${out.totalBytes.toLocaleString('en-US')} bytes; its middle (${out.droppedBytes.toLocaleString('en-US')} bytes) was dropped to keep at most ${(s.limit / 1024 / 1024).toLocaleString('en-US')} MiB.`;
       }
-      outcome.fullOutput = prefix + full + nl(full) + status;
+      outcome.fullOutput = heldPieces(out, { before: prefix, droppedNote: droppedLine(out.droppedBytes, s.limit), after: status });
     }
     return outcome;
   }

@@ -8,8 +8,12 @@
 export interface ToolOutcome {
   content: string;
   isError: boolean;
-  /** The full output when `content` had to be cut for the model, for the UI. */
-  fullOutput?: string;
+  /**
+   * The full output when `content` had to be cut for the model, for the UI: one string, or its
+   * pieces in order (a bash output of up to 64 MiB is never joined on the host's loop; see
+   * output-cap.ts). `fullOutputText` (full-output.ts) joins it where a whole string is needed.
+   */
+  fullOutput?: string | readonly string[];
   /** Extra facts for the log (exit code, duration, bytes, truncation). */
   details?: Record<string, unknown>;
   /** Images for the model (e.g. a device screenshot), base64-encoded. */

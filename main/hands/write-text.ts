@@ -12,12 +12,45 @@ export interface TextFilter {
 }
 
 /**
- * Writes a string to a file as UTF-8, a slice at a time. `fs.promises.writeFile` encodes the
- * whole string at once on the calling thread (50–100 ms for 64 MiB here); this never holds the
- * host's event loop longer than one slice takes. Same bytes as writeFile, unless a filter
+ * Pieces of text as slices of about `sliceChars` characters: small pieces are joined into one
+ * slice, a large one is cut (never inside a surrogate pair), so no slice is ever much larger.
+ */
+function* slicesOf(pieces: readonly string[], sliceChars: number): Generator<string> {
+  let group: string[] = [];
+  let groupChars = 0;
+  for (const text of pieces) {
+    if (text.length < sliceChars) {
+      group.push(text);
+      groupChars += text.length;
+      if (groupChars >= sliceChars) {
+        yield group.join('');
+        group = [];
+        groupChars = 0;
+      }
+      continue;
+    }
+    if (group.length) yield group.join('');
+    group = [];
+    groupChars = 0;
+    for (let start = 0; start < text.length; ) {
+      let end = Math.min(text.length, start + sliceChars);
+      // A surrogate pair split across two slices would be encoded as two U+FFFD: keep it whole.
+      if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end += end - start > 1 ? -1 : 1;
+      yield text.slice(start, end);
+      start = end;
+    }
+  }
+  if (group.length) yield group.join('');
+}
+
+/**
+ * Writes a string, or pieces of one in order, to a file as UTF-8, a slice at a time.
+ * `fs.promises.writeFile` encodes the whole string at once on the calling thread (50–100 ms for
+ * 64 MiB here), and joining 64 MiB of pieces first costs more; this never holds the host's event
+ * loop longer than one slice takes. Same bytes as writeFile of the joined text, unless a filter
  * (e.g. redaction of the vault's values) rewrites the slices on the way.
  */
-export async function writeTextFile(file: string, text: string, sliceChars: number = SLICE_CHARS, mode = 0o600, filter?: TextFilter): Promise<void> {
+export async function writeTextFile(file: string, text: string | readonly string[], sliceChars: number = SLICE_CHARS, mode = 0o600, filter?: TextFilter): Promise<void> {
   // Private by default (the outputs are transcripts), whatever the umask.
   const handle = await fs.open(file, 'w', mode);
   let carry = '';
@@ -33,14 +66,7 @@ export async function writeTextFile(file: string, text: string, sliceChars: numb
     for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
   };
   try {
-    for (let start = 0; start < text.length; ) {
-      let end = Math.min(text.length, start + sliceChars);
-      // A surrogate pair split across two slices would be encoded as two U+FFFD: keep it whole.
-      if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end += end - start > 1 ? -1 : 1;
-      const slice = text.slice(start, end);
-      await write(filter ? filter.push(slice) : slice, false);
-      start = end;
-    }
+    for (const slice of slicesOf(typeof text === 'string' ? [text] : text, sliceChars)) await write(filter ? filter.push(slice) : slice, false);
     await write(filter ? filter.end() : '', true);
   } finally {
     await handle.close();

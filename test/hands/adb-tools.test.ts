@@ -11,6 +11,7 @@ import { adbHandKind, pngSize } from '../../main/hands/adb';
 import { RemoteFileError } from '../../main/hands/remote/types';
 import { SCREEN_HEIGHT, SCREEN_RGB, SCREEN_WIDTH } from '../fixtures/adb-device';
 import { env, serial, workDir, hostWorkDir, shell, hand, sleep, sha256, connect, run, adbCli, deviceProcesses, uniqueToken, decodePng, useAdbBackend } from '../helpers/adb-backend';
+import { fullOutputText } from '../../main/hands/full-output';
 
 useAdbBackend();
 
@@ -71,10 +72,10 @@ describe('the adb hand: commands and files', () => {
     expect(res.content.startsWith('FIRST-LINE\nxxx')).toBe(true);
     expect(res.content).toMatch(/characters cut here/);
     expect(res.content.endsWith('xxx\nLAST-LINE\n[exit code 0]')).toBe(true);
-    expect(res.fullOutput!.length).toBe('FIRST-LINE\n'.length + 20_000_000 + '\nLAST-LINE\n'.length + '[exit code 0]'.length);
-    expect(res.fullOutput!.slice(11, 20_000_011)).toBe('x'.repeat(20_000_000));
+    expect(fullOutputText(res.fullOutput!).length).toBe('FIRST-LINE\n'.length + 20_000_000 + '\nLAST-LINE\n'.length + '[exit code 0]'.length);
+    expect(fullOutputText(res.fullOutput!).slice(11, 20_000_011)).toBe('x'.repeat(20_000_000));
     // The full output ends with the status line, as the model's copy does.
-    expect(res.fullOutput!.endsWith('x\nLAST-LINE\n[exit code 0]')).toBe(true);
+    expect(fullOutputText(res.fullOutput!).endsWith('x\nLAST-LINE\n[exit code 0]')).toBe(true);
   });
 
   it('pushes and pulls a 5 MB binary file intact, keeps permissions, maps errors', async () => {

@@ -10,6 +10,7 @@ import { createShellHand } from '../../main/hands/remote/shell-hand';
 import { RemoteFileError } from '../../main/hands/remote/types';
 import type { Hand } from '../../main/hands/types';
 import { BACKENDS, sleep, useEngine } from '../helpers/docker-engines';
+import { fullOutputText } from '../../main/hands/full-output';
 
 describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
   const t = useEngine(env, 'tools');
@@ -128,9 +129,9 @@ describe.each(BACKENDS)('on $engine', ({ engine, env }) => {
       expect(res.content.startsWith('FIRST-LINE\n')).toBe(true);
       expect(res.content).toMatch(/characters cut here/);
       expect(res.content.endsWith('LAST-LINE\n[exit code 0]')).toBe(true);
-      expect(res.fullOutput!.length).toBe('FIRST-LINE\n'.length + 20_000_000 + '\nLAST-LINE\n'.length + '[exit code 0]'.length);
+      expect(fullOutputText(res.fullOutput!).length).toBe('FIRST-LINE\n'.length + 20_000_000 + '\nLAST-LINE\n'.length + '[exit code 0]'.length);
       // The full output ends with the status line, as the model's copy does.
-    expect(res.fullOutput!.endsWith('x\nLAST-LINE\n[exit code 0]')).toBe(true);
+    expect(fullOutputText(res.fullOutput!).endsWith('x\nLAST-LINE\n[exit code 0]')).toBe(true);
     });
 
     it('feeds stdin and moves binary files both ways, up to 64 MiB', async () => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { tmpDir } from '../helpers/tmp';
 import { dir, hand, put, get, useLocalHand } from '../helpers/local-hand';
+import { fullOutputText } from '../../main/hands/full-output';
 
 useLocalHand();
 
@@ -65,7 +66,7 @@ describe('read', () => {
     expect(r.content.startsWith('     1\tline 1\n')).toBe(true);
     expect(r.content.endsWith(' 20000\tline 20000')).toBe(true);
     expect(r.content).toMatch(/characters cut here/);
-    expect(r.fullOutput!.split('\n')).toHaveLength(20_000);
+    expect(fullOutputText(r.fullOutput!).split('\n')).toHaveLength(20_000);
   });
 });
 

@@ -5,6 +5,7 @@ import { createLocalHand, type LocalHand } from '../../main/hands/local';
 import { OFF_LOOP_BYTES } from '../../main/hands/local/files';
 import { offLoopStats } from '../../main/hands/local/off-loop/lanes';
 import { tmpDir } from '../helpers/tmp';
+import { fullOutputText } from '../../main/hands/full-output';
 
 /**
  * The local hand's slow work runs on worker threads: a search can be stopped at any point (even
@@ -88,8 +89,8 @@ describe('large files on a worker thread', () => {
     const whole = await hand.execute('read', { file_path: 'big.txt' });
     expect(whole.details).toMatchObject({ truncated: true, total_lines: 120_000, start_line: 1, end_line: 120_000 });
     expect(whole.content.startsWith('     1\tline 1 of')).toBe(true);
-    expect(whole.fullOutput!.split('\n')).toHaveLength(120_000);
-    expect(whole.fullOutput!.endsWith('120000\tline 120000 of a file too large to handle on the host\'s loop')).toBe(true);
+    expect(fullOutputText(whole.fullOutput!).split('\n')).toHaveLength(120_000);
+    expect(fullOutputText(whole.fullOutput!).endsWith('120000\tline 120000 of a file too large to handle on the host\'s loop')).toBe(true);
 
     const part = await hand.execute('read', { file_path: 'big.txt', view_range: [99_999, 100_000] });
     expect(part.content).toBe(` 99999\t${lines[99_998]}\n100000\t${lines[99_999]}`);

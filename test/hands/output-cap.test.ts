@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { capForModel, capParts, OutputCollector } from '../../main/hands/output-cap';
+import { capForModel, capHeld, capParts, endsWithNewline, heldPieces, OutputCollector } from '../../main/hands/output-cap';
 
 const CUT = /\n?\[… ([\d,]+) characters cut here; the full output is kept for the UI …\]\n/;
 
@@ -96,5 +96,46 @@ describe('OutputCollector', () => {
     for (let i = 0; i < 100; i++) d.push('éé');
     expect(d.heldBytes).toBeLessThanOrEqual(100);
     expect(d.finish().droppedChars).toBeGreaterThan(100);
+  });
+});
+
+describe('held output (pieces joined only where needed)', () => {
+  /** Pieces of odd sizes, with newlines here and there and a two-unit character now and then. */
+  const pieces = (n: number, seed: number) => {
+    let x = seed;
+    const rnd = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+    return Array.from({ length: n }, (_, i) => {
+      const len = 1 + Math.floor(rnd() * 700);
+      let t = '';
+      for (let k = 0; t.length < len; k++) t += rnd() < 0.05 ? '\n' : rnd() < 0.01 ? '😀' : String.fromCharCode(97 + ((i + k) % 26));
+      return t;
+    });
+  };
+
+  it('caps exactly as capParts of the joined text would, held whole or with its middle dropped', () => {
+    for (const [n, limit, maxChars] of [[3, 64 * 1024, 30_000], [40, 64 * 1024, 30_000], [400, 64 * 1024, 30_000], [400, 20_000, 3_000], [400, 4_000, 3_000], [60, 1_000_000, 500]] as const) {
+      const c = new OutputCollector(limit);
+      for (const p of pieces(n, n + limit)) c.push(p);
+      const old = c.finish();
+      expect(capHeld(c.held(), maxChars)).toEqual(capParts(old.head, old.tail, old.droppedChars, maxChars));
+    }
+  });
+
+  it('gives the full text as pieces, with the dropped line where the middle went and the status after a newline', () => {
+    const c = new OutputCollector(4_000);
+    for (const p of pieces(200, 7)) c.push(p);
+    const held = c.held();
+    expect(held.droppedBytes).toBeGreaterThan(0);
+    const head = held.head.join('');
+    const tail = held.tail.join('');
+    const nl = (t: string) => (t === '' || t.endsWith('\n') ? '' : '\n');
+    const full = head + nl(head) + '[dropped]\n' + tail;
+    expect(heldPieces(held, { before: '[fresh]\n', droppedNote: '[dropped]', after: '[exit code 0]' }).join('')).toBe('[fresh]\n' + full + nl(full) + '[exit code 0]');
+    const whole = new OutputCollector(1_000_000);
+    whole.push('a\nb');
+    expect(heldPieces(whole.held(), { before: '', droppedNote: 'never', after: '[exit code 0]' }).join('')).toBe('a\nb\n[exit code 0]');
+    expect(endsWithNewline(['x\n', '', ''])).toBe(true);
+    expect(endsWithNewline(['\n', 'x'])).toBe(false);
+    expect(endsWithNewline([])).toBe(true);
   });
 });

@@ -7,7 +7,7 @@ import { looksBinary, MAX_FILE_BYTES, numberLines, parseViewRange, splitLines, w
 import { errorOutcome, InputError, optNumber, optString, reqString } from '../tools/input';
 import { jsPatternToEre } from '../tools/grep-pattern';
 import { checkGlobPattern, cutGrepLine, MAX_GLOB_RESULTS, MAX_GREP_LINE_CHARS, MAX_GREP_LINES } from '../tools/glob';
-import { capParts, droppedLine, OutputCollector } from '../output-cap';
+import { capHeld, droppedLine, OutputCollector } from '../output-cap';
 import { PersistentBash } from '../persistent-bash';
 import type { ShellSession } from '../shell-session';
 import type { ExecuteOptions, Hand, ToolOutcome } from '../types';
@@ -73,7 +73,7 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
     const lost = shell.lostReason;
     if (!lost) return r;
     const ending = `[the hand was lost: ${lost}]`;
-    return { ...r, content: r.content.replace(/\[[^\n]*\]$/, ending), fullOutput: r.fullOutput?.replace(/\[[^\n]*\]$/, ending), details: { ...r.details, lost } };
+    return { ...r, content: r.content.replace(/\[[^\n]*\]$/, ending), fullOutput: replaceEnding(r.fullOutput, ending), details: { ...r.details, lost } };
   }
 
   async function bash(input: Record<string, unknown>, o: ExecuteOptions): Promise<ToolOutcome> {
@@ -96,8 +96,8 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
       });
       collector.push(decoders.stdout.end());
       collector.push(decoders.stderr.end());
-      const out = collector.finish();
-      const cap = capParts(out.head, out.tail, out.droppedChars);
+      const out = collector.held();
+      const cap = capHeld(out);
       const ending = res.lost
         ? `[the hand was lost: ${res.lost}]`
         : why
@@ -111,7 +111,8 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
         isError: Boolean(res.lost || why),
         details: { exit_code: res.exitCode, signal: res.signal ?? null, duration_ms: Date.now() - started, output_chars: out.totalChars, truncated: cap.truncated, ...(res.lost ? { lost: res.lost } : {}) },
       };
-      if (cap.truncated) outcome.fullOutput = out.droppedBytes > 0 ? `${out.head}\n${droppedLine(out.droppedBytes)}\n${out.tail}` : out.head;
+      // The pieces as they are (up to 64 MiB): never joined on the host's loop (output-cap.ts).
+      if (cap.truncated) outcome.fullOutput = out.droppedBytes > 0 ? [...out.head, '\n', droppedLine(out.droppedBytes), '\n', ...out.tail] : out.head;
       return outcome;
     } finally {
       clearTimeout(timer);
@@ -247,6 +248,12 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
       await shell.close();
     },
   };
+}
+
+/** A full output with its last line (the status in brackets) replaced: in its last piece when it is in pieces. */
+function replaceEnding(full: ToolOutcome['fullOutput'], ending: string): ToolOutcome['fullOutput'] {
+  if (typeof full === 'string') return full.replace(/\[[^\n]*\]$/, ending);
+  return full && [...full.slice(0, -1), (full.at(-1) ?? '').replace(/\[[^\n]*\]$/, ending)];
 }
 
 /** The exit code of grep's command when its path does not exist. */
