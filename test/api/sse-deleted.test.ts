@@ -11,14 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${t.server.url}${path}`, {
-    method,
-    headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const call = (method: string, path: string, body?: unknown) => t.call(method, path, body);
 
 /** Reads the stream until it ends or `ms` pass; the text read and whether it ended by itself. */
 async function readStream(res: Response, ms: number): Promise<{ text: string; ended: boolean }> {

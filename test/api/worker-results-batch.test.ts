@@ -12,14 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${t.server.url}${path}`, {
-    method,
-    headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const call = (method: string, path: string, body?: unknown) => t.call(method, path, body);
 
 const result = (id: string) => ({ type: 'user.tool_result', tool_use_id: id, content: [{ type: 'text', text: 'r' }] });
 

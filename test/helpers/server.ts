@@ -10,6 +10,8 @@ export interface TestServer {
   server: RunningServer;
   apiKey: string;
   client: Anthropic;
+  /** A JSON request with the key: its status and parsed body. */
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,14 @@ export async function startTestServer(opts: { heartbeatMs?: number; rendererDir?
     server,
     apiKey,
     client,
+    call: async (method, path, body) => {
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json() };
+    },
     close: async () => {
       await server.close();
       await host.close();
