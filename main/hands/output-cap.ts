@@ -258,7 +258,12 @@ export function endsWithNewline(pieces: readonly string[]): boolean {
  */
 export function heldPieces(held: HeldOutput, o: { before: string; droppedNote: string; after: string }): string[] {
   const parts: string[] = [o.before, ...held.head];
-  if (held.droppedBytes > 0) parts.push(endsWithNewline(parts) ? '' : '\n', o.droppedNote, '\n', ...held.tail);
+  if (held.droppedBytes > 0) {
+    parts.push(endsWithNewline(parts) ? '' : '\n', o.droppedNote, '\n');
+    // One at a time: a window of many small pieces (a command flushing short lines) is more
+    // arguments than a call to push(...tail) can take.
+    for (const piece of held.tail) parts.push(piece);
+  }
   parts.push(endsWithNewline(parts) ? '' : '\n', o.after);
   return parts;
 }

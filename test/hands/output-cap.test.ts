@@ -138,4 +138,16 @@ describe('held output (pieces joined only where needed)', () => {
     expect(endsWithNewline(['\n', 'x'])).toBe(false);
     expect(endsWithNewline([])).toBe(true);
   });
+
+  it('takes a window of a million and more small pieces (a command flushing short lines)', () => {
+    const c = new OutputCollector(1024 * 1024);
+    for (let i = 0; i < 1_500_000; i++) c.push(i % 80 === 79 ? '\n' : 'x');
+    const held = c.held();
+    expect(held.droppedBytes).toBeGreaterThan(0);
+    expect(held.tail.length).toBeGreaterThan(200_000);
+    const full = heldPieces(held, { before: '', droppedNote: '[dropped]', after: '[exit code 0]' });
+    // before, the newline and the note and its newline, the newline before the status, the status.
+    expect(full.length).toBe(held.head.length + held.tail.length + 6);
+    expect(capHeld(held).truncated).toBe(true);
+  });
 });
