@@ -163,6 +163,7 @@ export class OutputCollector {
     return this.headBytes + this.tailBytes;
   }
 
+  /** What it holds, joined: the reference `capHeld` and `heldPieces` are tested against (the hands use `held`). */
   finish(): CollectedOutput {
     const held = this.held();
     const dropped = held.droppedBytes > 0;

@@ -67,3 +67,13 @@ export function checkCustomToolResults(log: LogReader, sessionId: string, events
     }
   }
 }
+
+/**
+ * The user's answers in a batch of events, checked before any is appended: confirmations and
+ * custom tool results (the two kinds a client sends for a call of the session). Every door that
+ * appends a client's events calls this one.
+ */
+export function checkAnswers(log: LogReader, sessionId: string, events: readonly { type: string; [k: string]: unknown }[]): void {
+  checkConfirmations(log, sessionId, events);
+  checkCustomToolResults(log, sessionId, events);
+}

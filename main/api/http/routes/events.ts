@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Host } from '../../../host';
 import type { EventSlice } from '../../../session/types';
 import { eventSendBody, toLoggedInput } from '../schemas/events';
-import { checkConfirmations, checkCustomToolResults } from '../confirmations';
+import { checkAnswers } from '../confirmations';
 import { ApiError, notFound } from '../errors';
 import { newOutcomeId } from '../ids';
 import { jsonBody, queryEnum, queryInt, queryList, queryTime } from '../request';
@@ -75,10 +75,7 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
     }
     const key = c.req.header('idempotency-key');
     // A repeated request (same key) returns what the first made; it is not checked again.
-    if (!key || !log.hasIdempotencyKey(id, `api:${key}`)) {
-      checkConfirmations(log, id, body.events);
-      checkCustomToolResults(log, id, body.events);
-    }
+    if (!key || !log.hasIdempotencyKey(id, `api:${key}`)) checkAnswers(log, id, body.events);
     const events = log.emitEvents(
       id,
       body.events.map((e) => toLoggedInput(e, newOutcomeId)),

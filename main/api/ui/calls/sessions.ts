@@ -1,7 +1,7 @@
 import type { Host } from '../../../host';
 import { newOutcomeId } from '../../http/ids';
 import { toLoggedInput } from '../../http/schemas/events';
-import { checkConfirmations, checkCustomToolResults } from '../../http/confirmations';
+import { checkAnswers } from '../../http/confirmations';
 import { createSessionFromBody } from '../../http/shapes/session-create';
 import type { SessionSummary, UiHand } from '../contract';
 import { summarise, type HostCalls } from '../service';
@@ -39,8 +39,7 @@ export function sessionCalls(host: Pick<Host, 'log' | 'agents' | 'environments' 
       if (session.archived_at) throw refuse(`session '${sessionId}' is archived; it takes no new events`);
       // Results of calls are the hands' (or a self-hosted worker's, through the HTTP API and its lease).
       if (event.type === 'user.tool_result') throw refuse('user.tool_result is posted by self-hosted workers through the HTTP API, not from the window');
-      checkConfirmations(log, sessionId, [event]);
-      checkCustomToolResults(log, sessionId, [event]);
+      checkAnswers(log, sessionId, [event]);
       return log.emitEvent(sessionId, toLoggedInput(event, newOutcomeId));
     },
     listHands: ({ sessionId }) => {
