@@ -1,5 +1,6 @@
 /**
- * `npm run bench:brain`: the host's overhead per turn with a model server that answers at once.
+ * `npm run bench:brain`: the host's overhead per turn with a model server that answers at once
+ * (BENCH_MODEL_MS: after that many milliseconds, as a real model's first token would).
  * For N sessions running together (each one user message, then TURNS tool round trips), prints
  * p50/p99 of (model stream end → tool dispatch) and (tool result → next model request), in steady
  * state and during start-up separately, and the largest N whose steady p99 stays within twice the
@@ -293,7 +294,7 @@ async function series(toolMs: number, levels: number[]) {
 async function main() {
   ensureBuilt();
   console.log(
-    `corral bench:brain — ${os.cpus().length} cores, node ${process.version}, ${TURNS} tool round trips per session, the model answers at once.\n` +
+    `corral bench:brain — ${os.cpus().length} cores, node ${process.version}, ${TURNS} tool round trips per session, ${Number(process.env.BENCH_MODEL_MS ?? 0) > 0 ? `the model answers after ${process.env.BENCH_MODEL_MS} ms (BENCH_MODEL_MS)` : 'the model answers at once'}.\n` +
       'Overhead = model stream end → tool dispatch on the hand, plus tool result → next model request.\n' +
       `Steady: round trips after every brain has made its first ${WARM} (sessions running together). Start-up: the rest — a brain's\n` +
       "first round trips run cold code, and brains starting share the cores with the others. Both are printed; the target uses steady.",

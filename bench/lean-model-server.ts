@@ -22,6 +22,7 @@ export interface LeanTiming {
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 const id = (prefix: string) => prefix + randomBytes(12).toString('hex');
 const TOOL_RESULT = /"type":"tool_result"/g;
+const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 0);
 
 /** The SSE body of a reply with one block, as the Messages API streams it. */
 function replyBody(model: string, block: { type: 'tool_use'; input: object } | { type: 'text'; text: string }): string {
@@ -58,11 +59,17 @@ export async function startLeanModelServer(turns: number): Promise<{ url: string
       const model = /"model":"([^"]*)"/.exec(text)?.[1] ?? 'bench';
       const results = text.match(TOOL_RESULT)?.length ?? 0;
       const body = replyBody(model, results < turns ? { type: 'tool_use', input: { file_path: 'note.txt' } } : { type: 'text', text: 'done' });
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': id('req_'), 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-      // The reply's last byte is with the kernel (a body this small is written at once): the
-      // stream's end, as the fixture stamps it after writing message_stop.
-      rec.finishedHr = performance.now();
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': id('req_'), 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+        // The reply's last byte is with the kernel (a body this small is written at once): the
+        // stream's end, as the fixture stamps it after writing message_stop.
+        rec.finishedHr = performance.now();
+      };
+      // BENCH_MODEL_MS: the model thinks this long before answering (a real model's first token
+      // takes hundreds of milliseconds); the overhead is measured from the answer's end either way.
+      if (MODEL_MS > 0) setTimeout(answer, MODEL_MS);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -15,6 +15,7 @@ import { ContainerRecords, containerRecordDir, createDockerHandKind, sweepLeftCo
 import { sshHandKindWithTrustStore } from './hands/ssh';
 import { redactingHands, redactingLog, startHostVault, type HostVaultOptions, type Vault, type VaultKeyWrapper } from './vault';
 import type { ModelProxy } from './vault/model-proxy';
+import { heldBlockText, USER_TURN_TYPES } from './brain/held-fill';
 import { environmentKeyVault } from './vault/environment-keys';
 import { silentLogger, type Logger } from './logging/logger';
 import { McpSessions } from './mcp/sessions';
@@ -107,7 +108,17 @@ function composeHost(opts: HostOptions, unlock: () => void): Host {
   const containerSweep = sweepLeftContainers(opts.dataDir, leftContainers, logger);
   const agents = new AgentStore(db);
   const environments = new EnvironmentStore(db);
-  const secrets = startHostVault({ db, log, dataDir: opts.dataDir, passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(), keyWrapper: opts.vault?.keyWrapper, env: opts.vault?.env, egress: opts.vault?.egress });
+  const secrets = startHostVault({
+    db,
+    log,
+    dataDir: opts.dataDir,
+    passphrase: opts.vault?.passphrase ?? takeEnvPassphrase(),
+    keyWrapper: opts.vault?.keyWrapper,
+    env: opts.vault?.env,
+    egress: opts.vault?.egress,
+    // Brains send their next request ahead while a tool runs; the proxy fills it as the result is logged.
+    heldFill: { render: heldBlockText, userTurnTypes: USER_TURN_TYPES },
+  });
   // Brains and hands write through a view of the log that redacts the vault's values.
   const writerLog = redactingLog(log, secrets.vault);
   const dialIn = new DialIn({ work: new WorkStore(db), log: writerLog, environments, logger, keyVault: environmentKeyVault(secrets.vault) });

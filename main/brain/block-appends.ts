@@ -23,7 +23,11 @@ export class BlockAppends {
 
   constructor(
     private readonly emit: Emit,
-    private readonly started: Promise<LoggedEvent>,
+    /**
+     * The request's span: its id names the blocks' keys; its append, sent before them, is not
+     * waited for (the host handles a brain's messages in order), only checked by `settled`.
+     */
+    private readonly start: { id: string; logged: Promise<LoggedEvent> },
     /** Calls this brain logged itself (their outcome is known to it). */
     private readonly loggedHere: Set<string>,
     /** Called just before a call's append is sent without waiting for its reply. */
@@ -31,8 +35,7 @@ export class BlockAppends {
   ) {}
 
   async add(input: BrainEventInput, index: number): Promise<void> {
-    const start = await this.started;
-    const key = `blk:${start.id}:${index}`;
+    const key = `blk:${this.start.id}:${index}`;
     const fitted = input.type === 'agent.tool_use' && !input.server_block ? fitToLog(input) : [];
     if (fitted.length === 1) {
       const event = { ...fitted[0], id: newId.event() } as BrainEventInput & { id: string };
@@ -54,6 +57,7 @@ export class BlockAppends {
 
   /** Resolves once every append sent so far is answered; rejects with the first that failed. */
   async settled(): Promise<void> {
+    await this.start.logged;
     await Promise.all(this.pending);
   }
 }

@@ -114,8 +114,51 @@ export class ContextBuilder {
     }
   }
 
-  /** The request for everything folded so far. */
-  build(opts: ContextOptions): BuiltRequest {
+  /**
+   * The request as it would be once `events` (the rest of a reply, then a tool's result answering
+   * it) were folded in, with room for `reserveChars` more characters of that result's content:
+   * what a brain sends ahead while the tool runs (held-request.ts), given to `use` (it shares
+   * objects with the transcript, undone after). Nothing of it is kept. Undefined when the result
+   * would not start a user turn of its own, or the request would need a new start or an elision:
+   * those depend on the result's size, which is not known yet.
+   */
+  whatIf<T>(events: readonly LoggedEvent[], reserveChars: number, opts: ContextOptions, use: (built: BuiltRequest) => T): T | undefined {
+    // Only the last event may be a user's: blocks are then only ever added at the end (undone below).
+    if (events.some((e, i) => (partOf(e)?.role === 'user') !== (i === events.length - 1))) return undefined;
+    const last = this.messages.at(-1);
+    const before = {
+      messages: this.messages.length,
+      lastBlocks: last?.content.length ?? 0,
+      lastMeta: this.meta.at(-1) && { ...this.meta.at(-1)! },
+      candidates: this.candidates.length,
+      seq: this.contextSeq,
+      firstUser: this.firstUser,
+      cut: this.cut,
+    };
+    try {
+      for (const e of events) this.fold(e);
+      const turn = this.messages.at(-1)!;
+      if (turn.role !== 'user' || turn.content.length !== 1 || this.messages.at(-2)?.role !== 'assistant') return undefined;
+      this.meta.at(-1)!.chars += reserveChars;
+      const built = this.build(opts, true);
+      return built && use(built);
+    } finally {
+      // Back to as it was: the messages fold() added (with their sums), the blocks it added to
+      // the newest one, and the candidates.
+      for (const a of [this.messages, this.meta, this.charsBefore, this.elidedCharsBefore]) a.length = before.messages;
+      if (last) last.content.length = before.lastBlocks;
+      if (before.lastMeta) Object.assign(this.meta.at(-1)!, before.lastMeta);
+      this.candidates.length = before.candidates;
+      this.contextSeq = before.seq;
+      this.firstUser = before.firstUser;
+      this.cut = before.cut;
+    }
+  }
+
+  /** The request for everything folded so far (`dry`: changing nothing, else undefined). */
+  build(opts: ContextOptions): BuiltRequest;
+  build(opts: ContextOptions, dry: true): BuiltRequest | undefined;
+  build(opts: ContextOptions, dry = false): BuiltRequest | undefined {
     const tools = this.toolsFor(opts.tools);
     const system = this.systemFor(opts.system);
     const budget = budgetOf(opts);
@@ -142,7 +185,10 @@ export class ContextBuilder {
     }
 
     const cut = this.cutFor(last, system.tokens + tools.tokens, budget);
-    if (cut !== this.cut) this.startAt(cut);
+    if (cut !== this.cut) {
+      if (dry) return undefined;
+      this.startAt(cut);
+    }
     const messages = this.messages.slice(cut, last + 1);
     messages[messages.length - 1] = tail;
     // Each message's length and comma from the start to the newest, the newest's as sent.
@@ -160,6 +206,7 @@ export class ContextBuilder {
     // request starts at the same message.
     let total = tokensOfChars(messageChars) + system.tokens + tools.tokens - this.savedTokens;
     while (total > budget && this.nextCandidate < this.candidates.length && this.candidates[this.nextCandidate]!.message < last) {
+      if (dry) return undefined;
       const { block, seq, contentChars } = this.candidates[this.nextCandidate++]!;
       const note = elisionNote(contentChars, seq);
       const saving = elisionSaving(contentChars, note);

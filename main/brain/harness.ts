@@ -7,7 +7,6 @@ import { deniedText, evaluateCall, evaluateMcpCall, notAvailableText } from './p
 import type { BrainEventInput } from './brain-event-schema';
 import type { ToolDefinition } from '../hands/tools/definitions';
 import { fitToLog, type DroppedInput } from './fit-event';
-import { capForModel } from '../hands/output-cap';
 import { ModelError, type ModelCaller, type ModelFailure, type ModelUsage } from './model';
 import { blockToEvent, requestEnd, requestStart, toolResult, ZERO_USAGE } from './harness-events';
 import { BlockAppends } from './block-appends';
@@ -18,6 +17,8 @@ import { resultEventFor, resultKey } from './tool-result-event';
 import { callsCutShort, serverBlockEvent, serverToolDefinitions } from './server-tools';
 import type { McpToolDefinition } from '../mcp/names';
 import type { SessionView } from './session-view';
+import { readSessionTool } from './read-session-tool';
+import { sendAhead, streamStep, type HeldRequest } from './held-request';
 
 /** Everything a brain does to the world, through the host. */
 export interface BrainIO {
@@ -56,9 +57,6 @@ export type HarnessOptions = RetryPolicy & {
   random?: () => number;
 };
 
-/** Bytes of events the read_session_events tool reads at most (its output is capped anyway). */
-const READ_TOOL_BYTES = 256 * 1024;
-
 /** Corral's own tools that only read the session's log: never held for the user. */
 const ALWAYS_ALLOWED: ReadonlySet<string> = new Set([READ_SESSION_TOOL.name]);
 
@@ -82,6 +80,10 @@ export class Harness {
   /** The session's MCP tools by model-facing name (asked of the host each step: it caches them). */
   private mcp = new Map<string, McpToolDefinition>();
   private mcpSig = '';
+  /** The next request, sent ahead while the step's one tool call runs (held-request.ts). */
+  private held?: HeldRequest;
+  /** The result of the last call run here (a held request is used only with its own call's). */
+  private lastResult?: LoggedEvent;
 
   constructor(
     private readonly io: BrainIO,
@@ -107,6 +109,8 @@ export class Harness {
       await this.view.catchUp();
       const a = this.view.analysis();
       if (this.abort.signal.aborted && !a.interruptPending) this.abort = new AbortController();
+      // A held request is for the model step that follows its call's result, and nothing else.
+      if (this.held && (a.interruptPending || a.openRequest || a.unansweredToolUses.length + a.confirmedToolUses.length > 0 || !a.needsModel)) this.dropHeld();
       if (a.interruptPending) await this.finishInterrupted(a);
       else if (a.openRequest) await this.closeAbandoned(a.openRequest);
       else if (a.unansweredToolUses.length > 0) await this.answerUnknown(a.unansweredToolUses);
@@ -122,6 +126,10 @@ export class Harness {
         return;
       } else return;
     }
+  }
+
+  private dropHeld(): void {
+    this.held = void this.held?.call.cancel();
   }
 
   private useHands(hands: HandInfo[], version: number): void {
@@ -231,9 +239,12 @@ export class Harness {
     const tools = await this.toolsNow(cfg);
     // Neither the status nor the span waits for its commit: both leave with the request (see the
     // hold below), in order, and the host logs them while the model works: a new turn's request
-    // goes out without a round trip to the host first. Blocks are logged only once both are.
+    // goes out without a round trip to the host first. Blocks and the end follow them in order.
     const running = a.status !== 'running' ? this.emit([{ type: 'session.status_running' }], `running:${a.lastSeq}`) : undefined;
-    const built = this.view.context.build({ model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens, modelOptions: cfg.modelOptions });
+    const opts = { model: cfg.model, system: cfg.system, tools, maxTokens: cfg.maxTokens, contextWindowTokens: cfg.contextWindowTokens, modelOptions: cfg.modelOptions };
+    const built = this.view.context.build(opts);
+    const held = this.held;
+    this.held = undefined;
     const startId = newId.event();
     const started = Promise.all([this.emit([requestStart(startId, built)], `mreq:${a.lastSeq}`), running]).then(([[e]]) => {
       // Only a second brain on the session could have logged this step already.
@@ -258,7 +269,7 @@ export class Harness {
       releaseCalls?.();
       releaseCalls = undefined;
     };
-    const blocks = new BlockAppends((events, key) => this.emit(events, key), started, this.loggedHere, () => {
+    const blocks = new BlockAppends((events, key) => this.emit(events, key), { id: startId, logged: started }, this.loggedHere, () => {
       releaseCalls ??= this.io.hold?.();
     });
     const logged = blocks.logged;
@@ -270,8 +281,10 @@ export class Harness {
     let firstTokenMs: number | undefined;
     let result: { stopReason: string; usage: ModelUsage };
     try {
-      result = await this.model.stream(
-        built.params,
+      result = await streamStep(
+        this.model,
+        built,
+        held && { held, result: this.lastResult },
         {
           onBlockStart: (index, type) => {
             releaseHeldCalls();
@@ -302,13 +315,15 @@ export class Harness {
     // Calls to tools that were not offered are answered at once; calls held for the user wait
     // (MCP calls too, under their mcp_toolset's policy).
     const calls = logged.filter((e) => (e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use') && e.evaluated_permission === 'allow');
-    const start = await started;
-    const ended = this.emit([{ ...requestEnd(start.id, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${start.id}`);
+    // The span's append went first and is checked below (blocks.settled): not waited for here.
+    const ended = this.emit([{ ...requestEnd(startId, false, result.usage, undefined, result.stopReason), ...(firstTokenMs !== undefined ? { first_token_ms: firstTokenMs } : {}) }], `mend:${startId}`);
     // The host handles a brain's messages in order: the end is logged before the first call
     // starts, so the call goes out now rather than a round trip later.
     const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
     first?.catch(() => {}); // awaited below, after the end
     releaseHeldCalls(); // the calls' appends, the end and the first call leave together
+    // The request after a lone call's result goes ahead (held until it is in), once the call has left.
+    if (first) setImmediate(() => (this.held = sendAhead(this.view, logged, opts, this.model, signal)));
     await ended;
     // A call's append failing is the host refusing this brain's own event: the step fails.
     await blocks.settled();
@@ -338,32 +353,19 @@ export class Harness {
       } catch (err) {
         outcome = { content: `The MCP call failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
       }
-    } else if (tu.name === READ_SESSION_TOOL.name) outcome = await this.readSessionTool(input);
+    } else if (tu.name === READ_SESSION_TOOL.name) outcome = await readSessionTool(this.io, input);
     else {
       const { hand, ...rest } = input;
       try {
         const recorded = await this.io.execute({ name: String(tu.name), input: rest, hand: typeof hand === 'string' ? hand : undefined, toolUseId: tu.id }, signal);
         this.view.accept([recorded]);
+        this.lastResult = recorded;
         return;
       } catch (err) {
         outcome = { content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
       }
     }
-    await this.emit([resultEventFor(tu, outcome)], resultKey(tu.id));
-  }
-
-  private async readSessionTool(input: Record<string, unknown>): Promise<ToolOutcome> {
-    const int = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
-    const limit = Math.min(int(input.limit) ?? 20, 200);
-    const types = Array.isArray(input.types) ? input.types.filter((t): t is string => typeof t === 'string') : undefined;
-    try {
-      // Read and capped like any tool's output: 200 events of up to 4 MiB each would not fit.
-      const events = await this.io.readEvents({ from: int(input.from), to: int(input.to), before: int(input.before), types, limit, maxBytes: READ_TOOL_BYTES });
-      if (events.length === 0) return { content: 'No events in that range.', isError: false };
-      return { content: capForModel(events.map((e) => JSON.stringify(e)).join('\n')).content, isError: false };
-    } catch (err) {
-      return { content: `Could not read the session: ${err instanceof Error ? err.message : String(err)}`, isError: true };
-    }
+    [this.lastResult] = await this.emit([resultEventFor(tu, outcome)], resultKey(tu.id));
   }
 
   private async afterFailure(start: LoggedEvent, failure: ModelFailure, logged: LoggedEvent[], a: LogAnalysis): Promise<void> {

@@ -2,6 +2,7 @@ import https from 'node:https';
 import { BodyBuffer } from './body-buffer';
 import type { BuiltRequest } from './context';
 import { MessageAssembler, SseParser, streamErrorFailure, type StreamEvent } from './model-stream';
+import { HOLD_HEADER } from '../vault/held-hole';
 import { PlainHttpClient, type PlainRequest, type ResponseSink } from './plain-http';
 
 /** A content block the model finished. */
@@ -56,7 +57,22 @@ export interface ModelCaller {
    * be built does not wait for it (a brain just bound to a session). Plain HTTP only.
    */
   preconnect?(): void;
+  /**
+   * Sends now a request the model proxy holds until the host puts a tool's result in its hole
+   * (held-request.ts). Plain HTTP only (the proxy is the host).
+   */
+  hold?(body: string, hole: string, signal: AbortSignal): HeldCall;
 }
+
+/** A request sent ahead and held by the proxy: taken up as a model step, or cancelled. */
+export interface HeldCall {
+  /** As `ModelCaller.stream`; rejects with HeldNotSent when the host did not send it on. */
+  stream(handlers: StreamHandlers, signal: AbortSignal): Promise<{ stopReason: string; usage: ModelUsage }>;
+  cancel(): void;
+}
+
+/** A held request the proxy let go unsent (or that failed before any answer): send it normally. */
+export class HeldNotSent extends Error {}
 
 const INTERRUPTED: ModelFailure = { errorType: 'model_request_failed_error', message: 'interrupted', retryable: false, aborted: true };
 const API_VERSION = '2023-06-01';
@@ -99,7 +115,7 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
    * or fails with the API's error. `started` gets the request at once, so an abort can cut it
    * while the model has not answered yet.
    */
-  function post(body: string, signal: AbortSignal, answer: BodySink, started: (r: PlainRequest) => void): Promise<void> {
+  function post(body: string, signal: AbortSignal, answer: BodySink, started: (r: PlainRequest) => void, hole?: string): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new ModelError(INTERRUPTED));
       // An abort before the answer's head: the request is cut (by the caller) and this ends now.
@@ -114,7 +130,7 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
       /** The text of an error answer (set when the status is not 200). */
       let errorBody: string | undefined;
       started(
-        send(headers, body, {
+        send(hole ? [...headers, [HOLD_HEADER, hole]] : headers, body, {
           head: (code, h) => {
             status = code;
             responseHeaders = h;
@@ -127,10 +143,12 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
           },
           end: () => {
             if (errorBody === undefined) answer.end();
+            else if (hole && responseHeaders[HOLD_HEADER] === 'dropped') settle(() => reject(new HeldNotSent(errorBody!.slice(0, 500))));
             else settle(() => reject(new ModelError(httpFailure(status, responseHeaders, errorBody!.slice(0, MAX_ERROR_BODY)))));
           },
           fail: (err) => {
             if (status === 200) answer.fail(err);
+            else if (hole && !signal.aborted) settle(() => reject(new HeldNotSent(err.message)));
             else settle(() => reject(new ModelError(signal.aborted ? INTERRUPTED : connectionFailure(err))));
           },
         }),
@@ -138,68 +156,105 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
     });
   }
 
+  /** Sends a request; its answer's events queue until `consume` takes them, in order. */
+  function open(body: string, signal: AbortSignal, hole?: string): Opened {
+    let current: PlainRequest | undefined;
+    // Events are queued as bytes arrive and handled in order (a block's handler is awaited):
+    // whatever arrived before a cut is handled before the cut is reported.
+    const queue: QueueItem[] = [];
+    let wake: (() => void) | undefined;
+    let ended = false;
+    const push = (item: QueueItem) => {
+      if (ended) return;
+      if ('end' in item) ended = true;
+      queue.push(item);
+      wake?.();
+    };
+    const stop = () => {
+      current?.cancel();
+      push({ end: true, failure: INTERRUPTED });
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    const parser = new SseParser((data) => {
+      try {
+        push({ event: JSON.parse(data) as StreamEvent });
+      } catch {
+        push({ end: true, failure: { errorType: 'model_request_failed_error', message: 'the model sent an event that is not JSON', retryable: true } });
+      }
+    });
+    const posted = post(
+      body,
+      signal,
+      { data: (text) => parser.feed(text), end: () => push({ end: true }), fail: (err) => push({ end: true, failure: connectionFailure(err) }) },
+      (r) => (current = r),
+      hole,
+    );
+    posted.catch(() => {}); // awaited by consume
+    return {
+      posted,
+      next: async () => {
+        if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        return queue.shift()!;
+      },
+      cancel: () => current?.cancel(),
+      done: () => signal.removeEventListener('abort', stop),
+    };
+  }
+
+  async function consume(req: Opened, handlers: StreamHandlers, signal: AbortSignal): Promise<{ stopReason: string; usage: ModelUsage }> {
+    const assembler = new MessageAssembler(handlers);
+    try {
+      if (signal.aborted) throw new ModelError(INTERRUPTED);
+      await req.posted;
+      for (;;) {
+        const item = await req.next();
+        if ('end' in item) {
+          if (signal.aborted) throw new ModelError(INTERRUPTED);
+          if (item.failure) throw new ModelError(item.failure);
+          break;
+        }
+        if (item.event.type === 'error') throw new ModelError(streamErrorFailure(item.event));
+        await assembler.take(item.event);
+        // The answer is whole: no need to wait for the body's last bytes (they free the
+        // connection for the next request as they come).
+        if (assembler.complete) break;
+      }
+      if (signal.aborted) throw new ModelError(INTERRUPTED);
+      if (!assembler.complete) throw new ModelError(connectionFailure(new Error('the answer ended before message_stop')));
+      return { stopReason: assembler.stopReason, usage: assembler.usage };
+    } catch (err) {
+      req.cancel();
+      if (err instanceof HeldNotSent) throw err;
+      if (signal.aborted) throw new ModelError(INTERRUPTED);
+      throw err instanceof ModelError ? err : new ModelError(connectionFailure(err));
+    } finally {
+      req.done();
+    }
+  }
+
   return {
     preconnect: plain && (() => plain.preconnect()),
-    async stream(params, handlers, signal) {
-      let current: PlainRequest | undefined;
-      const assembler = new MessageAssembler(handlers);
-      // Events are queued as bytes arrive and handled in order (a block's handler is awaited):
-      // whatever arrived before a cut is handled before the cut is reported.
-      const queue: ({ event: StreamEvent } | { end: true; failure?: ModelFailure })[] = [];
-      let wake: (() => void) | undefined;
-      let ended = false;
-      const push = (item: (typeof queue)[number]) => {
-        if (ended) return;
-        if ('end' in item) ended = true;
-        queue.push(item);
-        wake?.();
-      };
-      const stop = () => {
-        current?.cancel();
-        push({ end: true, failure: INTERRUPTED });
-      };
-      signal.addEventListener('abort', stop, { once: true });
-      const parser = new SseParser((data) => {
-        try {
-          push({ event: JSON.parse(data) as StreamEvent });
-        } catch {
-          push({ end: true, failure: { errorType: 'model_request_failed_error', message: 'the model sent an event that is not JSON', retryable: true } });
-        }
-      });
-      try {
-        await post(
-          JSON.stringify({ ...params, stream: true }),
-          signal,
-          { data: (text) => parser.feed(text), end: () => push({ end: true }), fail: (err) => push({ end: true, failure: connectionFailure(err) }) },
-          (r) => (current = r),
-        );
-        for (;;) {
-          if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
-          const item = queue.shift()!;
-          if ('end' in item) {
-            if (signal.aborted) throw new ModelError(INTERRUPTED);
-            if (item.failure) throw new ModelError(item.failure);
-            break;
-          }
-          if (item.event.type === 'error') throw new ModelError(streamErrorFailure(item.event));
-          await assembler.take(item.event);
-          // The answer is whole: no need to wait for the body's last bytes (they free the
-          // connection for the next request as they come).
-          if (assembler.complete) break;
-        }
-        if (signal.aborted) throw new ModelError(INTERRUPTED);
-        if (!assembler.complete) throw new ModelError(connectionFailure(new Error('the answer ended before message_stop')));
-        return { stopReason: assembler.stopReason, usage: assembler.usage };
-      } catch (err) {
-        current?.cancel();
-        if (signal.aborted) throw new ModelError(INTERRUPTED);
-        throw err instanceof ModelError ? err : new ModelError(connectionFailure(err));
-      } finally {
-        signal.removeEventListener('abort', stop);
-      }
-    },
+    stream: (params, handlers, signal) => consume(open(JSON.stringify({ ...params, stream: true }), signal), handlers, signal),
+    hold:
+      plain &&
+      ((body, hole, signal) => {
+        const req = open(body, signal, hole);
+        return { stream: (handlers, stepSignal) => consume(req, handlers, stepSignal), cancel: () => (req.cancel(), req.done()) };
+      }),
   };
+}
+
+type QueueItem = { event: StreamEvent } | { end: true; failure?: ModelFailure };
+
+/** A request under way whose answer is queued for `consume`. */
+interface Opened {
+  /** Settles once a 200 answer's head is in, or with the request's failure. */
+  posted: Promise<void>;
+  next(): Promise<QueueItem>;
+  cancel(): void;
+  /** Stops listening to the signal it was opened with. */
+  done(): void;
 }
 
 /** Where a 200 answer's body goes. */

@@ -5,7 +5,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import type { SessionLog } from '../session/store';
-import type { EventInput } from '../session/types';
+import type { EventInput, LoggedEvent } from '../session/types';
 import { registerBrainEnvProvider } from './brain-env';
 import { caVariables, type HandEnvSource } from '../hands/hand-env';
 import type { VaultKeyWrapper } from './keys';
@@ -49,13 +49,31 @@ export interface HostVaultOptions {
   upstream?: () => string;
   /** The egress proxy's trust of upstreams and loopback targets (tests); its CA lives in `dataDir`. */
   egress?: Omit<EgressOptions, 'dataDir'>;
+  /**
+   * How a tool's result fills a request a brain sent ahead (the brain's own rendering, given by
+   * the host: the vault does not import the brain); without it such requests go unsent.
+   */
+  heldFill?: { render(e: LoggedEvent): string | undefined; userTurnTypes: ReadonlySet<string> };
 }
 
 export function startHostVault(opts: HostVaultOptions): HostVault {
   const vault = new Vault({ db: opts.db, log: opts.log, dataDir: opts.dataDir, passphrase: opts.passphrase, keyWrapper: opts.keyWrapper, ...(opts.env ? { env: opts.env } : {}) });
   // The key is looked up once per session until the vault or the session's record changes.
   const modelKeys = new ModelKeyCache(vault, opts.log);
-  const modelProxy = new ModelProxy({ keys: modelKeys, upstream: opts.upstream });
+  const fill = opts.heldFill;
+  const held = fill && {
+    render: fill.render,
+    userTurn: (e: LoggedEvent) => fill.userTurnTypes.has(e.type),
+    // The events after a held request's position are few (the rest of the reply, a hand's
+    // events): more than a page of them and the request is let go rather than searched for.
+    nextAfter: (sessionId: string, seq: number) => {
+      const page = opts.log.getEvents(sessionId, { after: seq, limit: 64 });
+      return page.find((e) => fill.userTurnTypes.has(e.type)) ?? (page.length === 64 ? page.at(-1) : undefined);
+    },
+  };
+  const modelProxy = new ModelProxy({ keys: modelKeys, upstream: opts.upstream, ...(held ? { held } : {}) });
+  // Synchronously, as each event is logged: a held request leaves as its result is committed.
+  const unheld = modelProxy.held ? opts.log.subscribeAll(({ sessionId, event }) => modelProxy.held!.logged(sessionId, event)) : () => {};
   // One set of capabilities for both proxies; a session that ended (deleted, archived) has none.
   const alive = (id: string) => {
     const s = opts.log.findSession(id);
@@ -120,6 +138,7 @@ export function startHostVault(opts: HostVaultOptions): HostVault {
     close: async () => {
       unregister();
       unwatch();
+      unheld();
       modelKeys.close();
       gateway.close();
       vault.close();

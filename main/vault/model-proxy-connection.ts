@@ -10,6 +10,9 @@
  */
 import type net from 'node:net';
 import { header, headEnd, MAX_HEAD_BYTES, parseRequestHead, ResponseFraming, type RequestHead } from './http-framing';
+import { HOLD_HEADER, parseHole } from './held-hole';
+import type { HeldWaiter } from './held-requests';
+import type { HoleSpec } from './held-hole';
 import type { UpstreamPool } from './upstream-pool';
 
 /** What a connection asks of its proxy for each request. */
@@ -19,6 +22,8 @@ export interface ProxyRequestGate {
    * line, the upstream's origin and path), or the error response to answer with.
    */
   admit(head: RequestHead): Promise<Admitted | { error: ErrorAnswer }>;
+  /** Holds a request sent ahead until its hole can be filled (held-requests.ts); returns what lets it go. */
+  hold?(sessionId: string, spec: HoleSpec, waiter: HeldWaiter): () => void;
 }
 
 /** A request let through: where it goes, with which headers, and what to record once it is sent. */
@@ -31,10 +36,14 @@ export interface Admitted {
   used(): void;
   /** Certificates trusted for an HTTPS upstream instead of the system's. */
   ca?: string[];
+  /** The session whose brain sent it (for a held request). */
+  sessionId?: string;
 }
 
 /** Larger request bodies are refused (413); the API's own limit is 32 MB. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** A held request's body is kept whole while its tool runs: larger ones are let go unsent. */
+export const MAX_HELD_BYTES = 16 * 1024 * 1024;
 
 /** An answer the proxy itself gives: a status and an API error body. */
 export interface ErrorAnswer {
@@ -43,18 +52,22 @@ export interface ErrorAnswer {
   message: string;
   /** Worth retrying (a 502 from an unreachable upstream); otherwise x-should-retry: false. */
   retryable?: boolean;
+  /** The answer to a held request let go unsent: it says so in the hold header. */
+  holdDropped?: boolean;
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect']);
 
 /** Request headers passed upstream: all but hop-by-hop ones, the host, the length and the credentials. */
 export function forwardedHeaders(head: RequestHead): [string, string][] {
-  return head.headers.filter(([n]) => !HOP_BY_HOP.has(n) && n !== 'host' && n !== 'content-length' && n !== 'x-api-key' && n !== 'authorization');
+  return head.headers.filter(([n]) => !HOP_BY_HOP.has(n) && n !== 'host' && n !== 'content-length' && n !== 'x-api-key' && n !== 'authorization' && n !== HOLD_HEADER);
 }
 
 export class ProxyConnection {
   private buf: Buffer = Buffer.alloc(0);
-  private state: 'head' | 'admitting' | 'body' | 'answering' | 'discard' | 'closed' = 'head';
+  private state: 'head' | 'admitting' | 'body' | 'answering' | 'discard' | 'holding' | 'held' | 'closed' = 'head';
+  /** A request sent ahead (brain/held-request.ts): its body as read, and what lets its hold go. */
+  private holding?: { r: Admitted; hole: string; chunks: Buffer[]; release?: () => void };
   private bodyLeft = 0;
   /** The upstream answered while the request's body was still being sent. */
   private answeredEarly = false;
@@ -88,6 +101,15 @@ export class ProxyConnection {
   /** Moves the brain's bytes on as far as the state allows: a body upstream, a head read and checked. */
   private pump(): void {
     for (;;) {
+      if (this.state === 'holding') {
+        const n = Math.min(this.bodyLeft, this.buf.length);
+        if (n > 0) this.holding!.chunks.push(this.buf.subarray(0, n));
+        this.buf = this.buf.subarray(n);
+        this.bodyLeft -= n;
+        if (this.bodyLeft > 0) return;
+        this.state = 'held';
+        return this.hold();
+      }
       if (this.state === 'body' || this.state === 'discard') {
         const n = Math.min(this.bodyLeft, this.buf.length);
         // The head goes with the body's first bytes: one write, one packet, one wake-up upstream.
@@ -130,7 +152,14 @@ export class ProxyConnection {
           if (this.state !== 'admitting') return;
           // Refused: its body is read and dropped; the connection stays for the next request.
           if ('error' in r) return this.answerError(r.error, closeAfter, parsed.length);
-          this.forward(r, parsed.length);
+          const hole = header(parsed.head, HOLD_HEADER);
+          if (hole === undefined) return this.forward(r, parsed.length);
+          if (parsed.length > MAX_HELD_BYTES || closeAfter) return this.answerError(dropped('the request is too large to hold'), closeAfter, parsed.length);
+          this.holding = { r, hole, chunks: [] };
+          this.state = 'holding';
+          this.bodyLeft = parsed.length;
+          this.resume();
+          this.pump();
         },
         (err: unknown) => this.state === 'admitting' && this.refuse({ status: 500, type: 'api_error', message: `the model proxy failed: ${err instanceof Error ? err.message : String(err)}` }),
       );
@@ -156,6 +185,34 @@ export class ProxyConnection {
     this.pump();
     // The ledger's record (an append to the log) waits until the request has left: not on its way.
     r.used();
+  }
+
+  /** A held request's body is in: it waits for its tool's result (or is let go at once). */
+  private hold(): void {
+    const h = this.holding!;
+    const body = Buffer.concat(h.chunks);
+    h.chunks = [];
+    const spec = parseHole(h.hole, body.length);
+    if (!spec || !this.gate.hold || !h.r.sessionId) return this.letGo('its hold header is not one this proxy reads');
+    h.release = this.gate.hold(h.r.sessionId, spec, {
+      fill: (text) => this.safely(() => this.fill(body, spec, text)),
+      drop: (why) => this.safely(() => this.letGo(why)),
+    });
+  }
+
+  private fill(body: Buffer, spec: HoleSpec, text: string): void {
+    if (this.state !== 'held') return;
+    const { r } = this.holding!;
+    this.holding = undefined;
+    const filled = Buffer.concat([body.subarray(0, spec.at), Buffer.from(text, 'utf8'), body.subarray(spec.at + spec.length)]);
+    this.buf = this.buf.length ? Buffer.concat([filled, this.buf]) : filled;
+    this.forward(r, filled.length);
+  }
+
+  private letGo(why: string): void {
+    if (this.state !== 'held') return;
+    this.holding = undefined;
+    this.answerError(dropped(why), false);
   }
 
   private connect(target: URL, ca?: string[]): void {
@@ -224,7 +281,14 @@ export class ProxyConnection {
   /** Answers with the proxy's own error; a body of `dropBytes` that follows is read and dropped. */
   private answerError(e: ErrorAnswer, thenClose: boolean, dropBytes = 0): void {
     const body = JSON.stringify({ type: 'error', error: { type: e.type, message: e.message } });
-    const head = [`HTTP/1.1 ${e.status} ${STATUS_TEXT[e.status] ?? 'Error'}`, 'content-type: application/json', `content-length: ${Buffer.byteLength(body)}`, ...(e.retryable ? [] : ['x-should-retry: false']), `connection: ${thenClose ? 'close' : 'keep-alive'}`];
+    const head = [
+      `HTTP/1.1 ${e.status} ${STATUS_TEXT[e.status] ?? 'Error'}`,
+      'content-type: application/json',
+      `content-length: ${Buffer.byteLength(body)}`,
+      ...(e.retryable ? [] : ['x-should-retry: false']),
+      ...(e.holdDropped ? [`${HOLD_HEADER}: dropped`] : []),
+      `connection: ${thenClose ? 'close' : 'keep-alive'}`,
+    ];
     this.client.write(`${head.join('\r\n')}\r\n\r\n${body}`);
     if (thenClose) {
       this.state = 'closed';
@@ -268,7 +332,9 @@ export class ProxyConnection {
     // connection is whole and goes to the next brain; otherwise it is cut with the brain's.
     const up = this.up;
     const target = this.upTarget;
-    const between = this.state === 'head' || this.state === 'admitting' || this.state === 'discard';
+    this.holding?.release?.();
+    this.holding = undefined;
+    const between = this.state === 'head' || this.state === 'admitting' || this.state === 'discard' || this.state === 'holding' || this.state === 'held';
     if (up && target && between && !this.framing && !this.pendingHead && !up.destroyed) {
       this.up = undefined;
       target.unlisten();
@@ -281,4 +347,7 @@ export class ProxyConnection {
   }
 }
 
-const STATUS_TEXT: Record<number, string> = { 413: 'Content Too Large', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 411: 'Length Required', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 505: 'HTTP Version Not Supported' };
+/** The answer to a held request that is not sent: the brain sends its own. */
+const dropped = (why: string): ErrorAnswer => ({ status: 409, type: 'invalid_request_error', message: `held request not sent: ${why}`, holdDropped: true });
+
+const STATUS_TEXT: Record<number, string> = { 409: 'Conflict', 413: 'Content Too Large', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 411: 'Length Required', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 505: 'HTTP Version Not Supported' };

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { header, type RequestHead } from './http-framing';
 import { forwardedHeaders, ProxyConnection, type Admitted, type ErrorAnswer } from './model-proxy-connection';
 import { UpstreamPool } from './upstream-pool';
+import { HeldRequests, type HeldRequestsOptions } from './held-requests';
 import type { ModelKey } from './vault';
 
 /** What the proxy needs from the vault. */
@@ -26,6 +27,8 @@ export interface ModelProxyOptions {
   upstream?: () => string;
   /** Certificates trusted for an HTTPS upstream instead of the system's (tests). */
   upstreamCa?: string[];
+  /** How requests sent ahead are filled (brain/held-request.ts); without it they are let go unsent. */
+  held?: HeldRequestsOptions;
 }
 
 /** Paths a brain may call: the Messages API (and token counting), nothing else the key could do. */
@@ -47,13 +50,17 @@ export class ModelProxy {
   private readonly caps = new Map<string, { sessionId: string }>();
   private readonly connections = new Set<ProxyConnection>();
   private readonly upstreams = new UpstreamPool();
+  /** Requests brains sent ahead, waiting for their tool's result; the host tells it what is logged. */
+  readonly held?: HeldRequests;
   private closing = false;
   private address?: AddressInfo;
   /** The upstream's base URL as last read, parsed (it is read at each request). */
   private upstreamUrl?: { base: string; url: URL };
 
   constructor(private readonly opts: ModelProxyOptions) {
-    const gate = { admit: (head: RequestHead) => this.admit(head) };
+    this.held = opts.held && new HeldRequests(opts.held);
+    const held = this.held;
+    const gate = { admit: (head: RequestHead) => this.admit(head), ...(held ? { hold: held.hold.bind(held) } : {}) };
     this.server = net.createServer((socket) => {
       const c = new ProxyConnection(socket, gate, this.upstreams);
       this.connections.add(c);
@@ -92,6 +99,7 @@ export class ModelProxy {
   async close(): Promise<void> {
     this.closing = true;
     this.caps.clear();
+    this.held?.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const c of this.connections) c.close();
     this.upstreams.close();
@@ -157,7 +165,7 @@ export class ModelProxy {
     const target = `${upstream.pathname.replace(/\/+$/, '')}/${suffix.split('?')[0]}${query}`;
     const credential: [string, string] = key.header === 'x-api-key' ? ['x-api-key', key.value] : ['authorization', `Bearer ${key.value}`];
     const used = key.credential ? () => key.credential!.recordUse(`POST ${upstream.origin}${target.split('?')[0]}`) : () => {};
-    return { upstream, path: target, headers: [...forwardedHeaders(head), credential], used, ca: this.opts.upstreamCa };
+    return { upstream, path: target, headers: [...forwardedHeaders(head), credential], used, ca: this.opts.upstreamCa, sessionId: cap.sessionId };
   }
 }
 
