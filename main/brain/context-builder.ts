@@ -123,8 +123,11 @@ export class ContextBuilder {
    * those depend on the result's size, which is not known yet.
    */
   whatIf<T>(events: readonly LoggedEvent[], reserveChars: number, opts: ContextOptions, use: (built: BuiltRequest) => T): T | undefined {
-    // Only the last event may be a user's: blocks are then only ever added at the end (undone below).
+    // Only the last event may be a user's, and it must start a user turn: blocks are then only
+    // ever added at the end of the newest message (undone below).
     if (events.some((e, i) => (partOf(e)?.role === 'user') !== (i === events.length - 1))) return undefined;
+    const replied = events.some((e) => partOf(e)?.role === 'assistant');
+    if (!replied && this.messages.at(-1)?.role !== 'assistant') return undefined;
     const last = this.messages.at(-1);
     const before = {
       messages: this.messages.length,

@@ -322,8 +322,9 @@ export class Harness {
     const first = calls.length > 0 && !signal.aborted ? this.runTool(calls[0]!, signal) : undefined;
     first?.catch(() => {}); // awaited below, after the end
     releaseHeldCalls(); // the calls' appends, the end and the first call leave together
-    // The request after a lone call's result goes ahead (held until it is in), once the call has left.
-    if (first) setImmediate(() => (this.held = sendAhead(this.view, logged, opts, this.model, signal)));
+    // The request after a lone call's result goes ahead (held until it is in), built once this
+    // process has slept: the host, woken by the call on this core, runs it first.
+    if (first) setTimeout(() => this.lastResult?.tool_use_id !== calls[0]!.id && (this.held = sendAhead(this.view, logged, opts, this.model, signal)));
     await ended;
     // A call's append failing is the host refusing this brain's own event: the step fails.
     await blocks.settled();
