@@ -124,7 +124,7 @@ describe('a request sent ahead (held-request.ts)', () => {
     expect(declined).toBeGreaterThan(100);
   });
 
-  it('is not sent for a reply with two calls, a refused call, the session-reading tool, or a dropped input', () => {
+  it('is not sent for a reply with two calls, a refused call, the session-reading tool, a dropped input, or a result already in', () => {
     const base = [
       { id: 'e1', seq: 1, processed_at: '', type: 'user.message', content: text('go') },
       { id: 'e2', seq: 2, processed_at: '', type: 'agent.tool_use', name: 'bash', input: {}, evaluated_permission: 'allow' },
@@ -144,6 +144,21 @@ describe('a request sent ahead (held-request.ts)', () => {
       expect(sendAhead(view, reply, opts, caller, new AbortController().signal)).toBeUndefined();
       expect(caller.held).toHaveLength(0);
     }
+    // The call's result already in the view (it arrived first): the placeholder would join that
+    // user turn; nothing is sent and the transcript is as it was.
+    const late = new SessionView(async () => ({ events: [], more: false }));
+    late.accept([
+      base[0]!,
+      base[1]!,
+      { id: 'e3', seq: 3, processed_at: '', type: 'agent.tool_result', tool_use_id: 'e2', content: text('in'), is_error: false } as LoggedEvent,
+      { id: 'e4', seq: 4, processed_at: '', type: 'user.message', content: text('typed after it') } as LoggedEvent,
+    ]);
+    const wasBody = bodyOf(late.context.build(opts));
+    const lateCaller = recordingCaller();
+    expect(sendAhead(late, [base[1]!], opts, lateCaller, new AbortController().signal)).toBeUndefined();
+    expect(sendAhead(late, [], opts, lateCaller, new AbortController().signal)).toBeUndefined();
+    expect(lateCaller.held).toHaveLength(0);
+    expect(bodyOf(late.context.build(opts))).toBe(wasBody);
     // The plain case is sent, and a result larger than the hole's room cannot fill it.
     const view = new SessionView(async () => ({ events: [], more: false }));
     view.accept([base[0]!]);
