@@ -59,6 +59,8 @@ export class ContextBuilder {
   /** Index of the message the request starts at (after the drop note), once messages are dropped. */
   private cut = -1;
   private contextSeq = 0;
+  /** Events folded so far that added blocks to the transcript. */
+  private parts = 0;
   /** Tool results in log order: the elision order. */
   private readonly candidates: Candidate[] = [];
   /** Candidates from `cut` up to this one are elided; all others hold their content as folded. */
@@ -73,11 +75,17 @@ export class ContextBuilder {
     return this.contextSeq;
   }
 
+  /** How many events folded so far added to the transcript (a held request's check, held-request.ts). */
+  get foldedParts(): number {
+    return this.parts;
+  }
+
   /** Takes the next event of the log (in order). */
   fold(e: LoggedEvent): void {
     this.contextSeq = e.seq;
     const part = partOf(e);
     if (!part || part.blocks.length === 0) return;
+    this.parts += 1;
     let index = this.messages.length - 1;
     if (index < 0 || this.messages[index]!.role !== part.role) {
       if (index >= 0) {
@@ -135,6 +143,7 @@ export class ContextBuilder {
       lastMeta: this.meta.at(-1) && { ...this.meta.at(-1)! },
       candidates: this.candidates.length,
       seq: this.contextSeq,
+      parts: this.parts,
       firstUser: this.firstUser,
       cut: this.cut,
     };
@@ -153,6 +162,7 @@ export class ContextBuilder {
       if (before.lastMeta) Object.assign(this.meta.at(-1)!, before.lastMeta);
       this.candidates.length = before.candidates;
       this.contextSeq = before.seq;
+      this.parts = before.parts;
       this.firstUser = before.firstUser;
       this.cut = before.cut;
     }

@@ -284,7 +284,7 @@ export class Harness {
       result = await streamStep(
         this.model,
         built,
-        held && { held, result: this.lastResult },
+        held && { held, result: this.lastResult, view: this.view, opts },
         {
           onBlockStart: (index, type) => {
             releaseHeldCalls();

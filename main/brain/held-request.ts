@@ -11,6 +11,7 @@
 import type { LoggedEvent } from '../session/types';
 import type { ContextOptions, BuiltRequest } from './context';
 import { heldBlockText } from './held-fill';
+import { partOf } from './transcript';
 import { formatHole } from '../vault/held-hole';
 import { HeldNotSent, type HeldCall, type ModelCaller, type ModelUsage, type StreamHandlers } from './model';
 import type { SessionView } from './session-view';
@@ -27,6 +28,13 @@ export interface HeldRequest {
   readonly signal: AbortSignal;
   /** The body the host sends once it fills the hole with `result` (undefined: it cannot). */
   bodyWith(result: LoggedEvent): string | undefined;
+  /**
+   * Whether the view is the one it was built for with only the result added: the reply and then
+   * the result folded, nothing else in the transcript, the same options. The request then is
+   * the held one filled (ContextBuilder is deterministic: held-request.test.ts compares them byte
+   * for byte), so the brain need not serialise it again to compare.
+   */
+  fits(view: SessionView, opts: ContextOptions): boolean;
 }
 
 /** Calls of a reply that the model waits on (a server tool's block is the model's own). */
@@ -59,6 +67,8 @@ function heldAhead(view: SessionView, reply: readonly LoggedEvent[], opts: Conte
   const rest = reply.filter((e) => e.seq === 0 || e.seq > afterSeq).map((e, i) => ({ ...e, seq: afterSeq + 1 + i }));
   const placeholder = { type: 'agent.tool_result', id: 'held', seq: afterSeq + rest.length + 1, processed_at: '', tool_use_id: use!.id, content: [], is_error: false } as unknown as LoggedEvent;
   const text = heldBlockText(placeholder)!;
+  // The transcript parts the view will hold once the reply and the result are folded.
+  const parts = view.context.foldedParts + rest.filter((e) => (partOf(e)?.blocks.length ?? 0) > 0).length + 1;
   const body = view.context.whatIf([...rest, placeholder], HOLD_MAX_CHARS - text.length, opts, bodyOf);
   if (body === undefined) return undefined;
   const i = body.lastIndexOf(text);
@@ -74,6 +84,14 @@ function heldAhead(view: SessionView, reply: readonly LoggedEvent[], opts: Conte
       const block = heldBlockText(result);
       return block !== undefined && block.length <= HOLD_MAX_CHARS ? prefix + block + suffix : undefined;
     },
+    fits: (now, o) =>
+      now.context.foldedParts === parts &&
+      o.model === opts.model &&
+      o.system === opts.system &&
+      o.tools === opts.tools &&
+      o.maxTokens === opts.maxTokens &&
+      o.contextWindowTokens === opts.contextWindowTokens &&
+      o.modelOptions === opts.modelOptions,
   };
 }
 
@@ -84,18 +102,20 @@ export function bodyOf(built: BuiltRequest): string {
 
 /**
  * Streams a step's request: the held one if it is exactly this request (and was sent), else the
- * request itself. A held request that is not used is cancelled.
+ * request itself. A held request that is not used is cancelled. "Exactly" is checked by `fits`
+ * (cheap), else by serialising this request and comparing it with the held one filled.
  */
 export async function streamStep(
   model: ModelCaller,
   built: BuiltRequest,
-  ahead: { held: HeldRequest; result: LoggedEvent | undefined } | undefined,
+  ahead: { held: HeldRequest; result: LoggedEvent | undefined; view: SessionView; opts: ContextOptions } | undefined,
   handlers: StreamHandlers,
   signal: AbortSignal,
 ): Promise<{ stopReason: string; usage: ModelUsage }> {
   if (ahead) {
     const { held, result } = ahead;
-    const same = held.signal === signal && result?.type === 'agent.tool_result' && result.tool_use_id === held.toolUseId && held.bodyWith(result) === bodyOf(built);
+    const filled = result?.type === 'agent.tool_result' && result.tool_use_id === held.toolUseId ? held.bodyWith(result) : undefined;
+    const same = held.signal === signal && filled !== undefined && (held.fits(ahead.view, ahead.opts) || filled === bodyOf(built));
     if (same) {
       try {
         return await held.call.stream(handlers, signal);

@@ -10,9 +10,8 @@
  */
 import type net from 'node:net';
 import { header, headEnd, MAX_HEAD_BYTES, parseRequestHead, ResponseFraming, type RequestHead } from './http-framing';
-import { HOLD_HEADER, parseHole } from './held-hole';
+import { HOLD_HEADER, parseHole, type HoleSpec } from './held-hole';
 import type { HeldWaiter } from './held-requests';
-import type { HoleSpec } from './held-hole';
 import type { UpstreamPool } from './upstream-pool';
 
 /** What a connection asks of its proxy for each request. */
@@ -154,7 +153,9 @@ export class ProxyConnection {
           if ('error' in r) return this.answerError(r.error, closeAfter, parsed.length);
           const hole = header(parsed.head, HOLD_HEADER);
           if (hole === undefined) return this.forward(r, parsed.length);
-          if (parsed.length > MAX_HELD_BYTES || closeAfter) return this.answerError(dropped('the request is too large to hold'), closeAfter, parsed.length);
+          if (parsed.length > MAX_HELD_BYTES || closeAfter) {
+            return this.answerError(dropped(closeAfter ? 'a request on a closing connection is not held' : 'the request is too large to hold'), closeAfter, parsed.length);
+          }
           this.holding = { r, hole, chunks: [] };
           this.state = 'holding';
           this.bodyLeft = parsed.length;
