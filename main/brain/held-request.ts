@@ -5,8 +5,9 @@
  * (vault/held-requests.ts). The tool's result then reaches the model without waiting for the
  * brain to hear of it and build the request: two process hops and the build leave the path of
  * every tool round trip (issue 8, bench:brain). The brain still decides: at its next step it
- * builds the request as always and uses the held one only if that is the same text, byte for
- * byte; otherwise (or if the host let it go unsent) it cancels it and sends its own.
+ * builds the request as always and uses the held one only if it is the same request (`fits`, or
+ * else the same text when serialised); otherwise (or if the host let it go unsent) it cancels it
+ * and sends its own.
  */
 import type { LoggedEvent } from '../session/types';
 import type { ContextOptions, BuiltRequest } from './context';
