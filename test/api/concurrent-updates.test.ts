@@ -69,4 +69,13 @@ describe('concurrent changes to one object all count', () => {
     expect(credPatches.map((p) => p.status)).toEqual([200, 200, 200]);
     expect((await call('GET', path)).json.metadata).toEqual({ a: '1', b: '2', c: '3' });
   });
+
+  it("metadata patches of a self-hosted environment's work item sent at once are all applied", async () => {
+    const env = (await call('POST', '/v1/environments', { name: 'w', config: { type: 'self_hosted' } })).json;
+    const work = (await call('POST', `/v1/environments/${env.id}/work/healthcheck`)).json;
+    const path = `/v1/environments/${env.id}/work/${work.id}`;
+    const patches = await together('POST', path, [{ metadata: { a: '1' } }, { metadata: { b: '2' } }, { metadata: { c: '3' } }]);
+    expect(patches.map((p) => p.status)).toEqual([200, 200, 200]);
+    expect((await call('GET', path)).json.metadata).toEqual({ a: '1', b: '2', c: '3' });
+  });
 });

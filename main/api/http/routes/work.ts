@@ -128,8 +128,11 @@ export function workRoutes(host: Host): Hono {
   });
   app.post('/:env/work/:work', async (c) => {
     ownerOnly(c, 'updating a work item');
-    const w = item(c);
+    item(c); // an unknown item is a 404 before its body is read
     const { metadata } = await jsonBody(c, updateBody);
+    // Read after the body: a patch whose body came first has been applied (a copy read before
+    // the await would write it back over it).
+    const w = item(c);
     const next: Record<string, string> = { ...w.metadata };
     for (const [k, v] of Object.entries(metadata)) {
       if (v === null) delete next[k];
