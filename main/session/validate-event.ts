@@ -7,7 +7,8 @@ import { LogInputError, type EventInput } from './types';
  * `DATA/outputs`, the model gets a capped copy. It leaves room for a base64 image of about 3 MB.
  */
 export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
-const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+/** What an event type looks like: dotted lower-case words (user.message, hand.ready). */
+export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 const RESERVED = ['processed_at', 'seq'] as const;
 /** A caller may name an event's id in advance (the brain does, so live text can point at it). */
 const EVENT_ID = /^sevt_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -22,7 +23,7 @@ export function checkEventInput(event: unknown, where = 'event'): asserts event 
     throw new LogInputError(`${where} must be an object`);
   }
   const type = (event as { type?: unknown }).type;
-  if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) {
+  if (typeof type !== 'string' || !EVENT_TYPE_PATTERN.test(type)) {
     throw new LogInputError(`${where}.type must be a dotted event type such as 'user.message', got ${JSON.stringify(type)}`);
   }
   const id = (event as { id?: unknown }).id;

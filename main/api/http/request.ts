@@ -69,11 +69,18 @@ export function queryList(c: Context, name: string): string[] | undefined {
   return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
 }
 
+/**
+ * RFC 3339's date-time: a date, a time to the second (fractions allowed) and Z or an offset. A
+ * space stands for the offset's '+' (an unencoded '+' in a query string reads as one).
+ */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+\- ]\d{2}:\d{2})$/;
+
 /** An RFC 3339 timestamp filter, normalised to the stored form for comparison. */
 export function queryTime(c: Context, name: string): string | undefined {
   const raw = c.req.query(name);
   if (raw === undefined || raw === '') return undefined;
-  const t = Date.parse(raw);
-  if (Number.isNaN(t)) throw new ApiError('invalid_request_error', `${name} must be an RFC 3339 timestamp, got '${clip(raw)}'`);
+  // Date.parse alone takes '1' (the year 2001) and other forms a client did not mean.
+  const t = RFC3339.test(raw) ? Date.parse(raw.replace(/ (\d{2}:\d{2})$/, '+$1')) : NaN;
+  if (Number.isNaN(t)) throw new ApiError('invalid_request_error', `${name} must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z, got '${clip(raw)}'`);
   return new Date(t).toISOString();
 }

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { Host } from '../../../host';
 import type { EventSlice } from '../../../session/types';
+import { EVENT_TYPE_PATTERN } from '../../../session/validate-event';
 import { eventSendBody, toLoggedInput } from '../schemas/events';
 import { checkAnswers } from '../confirmations';
 import { ApiError, notFound } from '../errors';
@@ -18,6 +19,13 @@ const HELD_BYTES = 64 * 1024 * 1024;
 
 interface EventCursor {
   s: number; // last seq shown
+}
+
+/** A `types[]` filter: each an event type's shape (a typo such as `bogus` would match nothing, silently). */
+function eventTypes(types: string[] | undefined): string[] | undefined {
+  const bad = types?.find((t) => t.length > 128 || !EVENT_TYPE_PATTERN.test(t));
+  if (bad !== undefined) throw new ApiError('invalid_request_error', `types[] must be event types such as 'agent.message' or 'session.status_idle', got '${bad.slice(0, 64)}'`);
+  return types;
 }
 
 const encode = (c: EventCursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
@@ -54,7 +62,7 @@ export function eventRoutes(host: Host, opts: EventRouteOptions): Hono {
       order,
       limit,
       maxBytes: LIST_PAGE_BYTES,
-      types: queryList(c, 'types'),
+      types: eventTypes(queryList(c, 'types')),
       processedAfter: queryTime(c, 'created_at[gt]'),
       processedFrom: queryTime(c, 'created_at[gte]'),
       processedBefore: queryTime(c, 'created_at[lt]'),
