@@ -31,4 +31,18 @@ describe('session resources list', () => {
     const bad = await fetch(`${t.server.url}/v1/sessions/${session.id}/resources?limit=0`, { headers: { 'x-api-key': t.apiKey } });
     expect(bad.status).toBe(400);
   });
+
+  it('adding one past 50 (the bound at creation) is refused, naming the bound; nothing is logged', async () => {
+    const agent = (await t.call('POST', '/v1/agents', { name: 'cap', model: 'claude-test' })).json;
+    const env = (await t.call('POST', '/v1/environments', { name: 'cap', config: { type: 'local' } })).json;
+    const resources = Array.from({ length: 50 }, (_, i) => ({ type: 'github_repository', url: `https://example.com/c${i}.git` }));
+    const session = (await t.call('POST', '/v1/sessions', { agent: agent.id, environment_id: env.id, resources })).json;
+    expect(session.resources).toHaveLength(50);
+    const before = t.host.log.getEvents(session.id).length;
+    const more = await t.call('POST', `/v1/sessions/${session.id}/resources`, { type: 'github_repository', url: 'https://example.com/c50.git' });
+    expect(more.status).toBe(400);
+    expect(more.json.error.message).toMatch(/at most 50 resources/);
+    expect(t.host.log.getEvents(session.id)).toHaveLength(before);
+    expect((await t.call('GET', `/v1/sessions/${session.id}`)).json.resources).toHaveLength(50);
+  });
 });

@@ -4,7 +4,7 @@ import type { Host } from '../../../host';
 import { ApiError, notFound } from '../errors';
 import { jsonBody } from '../request';
 import { notSupportedMessage } from '../schemas/not-yet';
-import { fileResource, repositoryResource } from '../schemas/sessions';
+import { fileResource, MAX_SESSION_RESOURCES, repositoryResource } from '../schemas/sessions';
 import { normalizeResources } from '../shapes/session';
 
 /**
@@ -48,6 +48,7 @@ export function sessionResourceRoutes(host: Host): Hono {
     // another request added meanwhile (and miss its mount_path). Read, check and write on one
     // tick (the log is synchronous).
     const current = resourcesOf(id);
+    if (current.length >= MAX_SESSION_RESOURCES) throw new ApiError('invalid_request_error', `a session has at most ${MAX_SESSION_RESOURCES} resources (as at creation); delete one first`);
     const clash = current.find((r) => r.mount_path === added!.mount_path);
     if (clash) throw new ApiError('invalid_request_error', `mount_path '${added!.mount_path}' is already used by resource ${clash.id}`);
     record(id, [...current, added!]);

@@ -27,6 +27,9 @@ const checkout = z.discriminatedUnion('type', [
   z.object({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-f]{7,64}$/i) }).strict(),
 ]);
 /** A repository resource, at creation and in `POST …/resources` (Corral's addition there). */
+/** Resources a session may have, at creation and added later (session-resources.ts). */
+export const MAX_SESSION_RESOURCES = 50;
+
 export const repositoryResource = z
   .object({
     type: z.literal('github_repository'),
@@ -61,7 +64,7 @@ export const sessionCreateBody = z
     environment_id: z.string().min(1),
     initial_events: z.array(initialEventParams).max(100).optional(),
     metadata: metadata.optional(),
-    resources: z.array(resource).max(50).optional(),
+    resources: z.array(resource).max(MAX_SESSION_RESOURCES).optional(),
     title: z.string().max(500).nullish(),
     vault_ids: z.array(z.string().min(1)).max(20).optional(),
     budget: budget.optional(),
