@@ -168,6 +168,23 @@ describe('the model proxy holding a request', () => {
     b.socket.destroy();
   });
 
+  it('a body over 16 MiB is not held: read, dropped and answered 409; the connection goes on', async () => {
+    const cap = proxy.mint('sesn_d');
+    const b = await brain();
+    const size = 16 * 1024 * 1024 + 1;
+    const hole = formatHole({ toolUseId: 'sevt_5', afterSeq: 4, at: 0, length: 2, maxChars: 1000 });
+    b.socket.write(`POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${cap.token}\r\nx-corral-hold: ${hole}\r\ncontent-length: ${size}\r\n\r\n`);
+    b.socket.write(Buffer.alloc(size, 0x20));
+    await b.until('\r\n\r\n{');
+    expect(b.got()).toMatch(/^HTTP\/1\.1 409 /);
+    expect(b.got()).toContain('too large to hold');
+    expect(proxy.held!.size).toBe(0);
+    b.socket.write(`POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${cap.token}\r\ncontent-length: 2\r\n\r\n{}`);
+    await b.until('{"ok":true}');
+    expect(seen.map((x) => x.body)).toEqual(['{}']);
+    b.socket.destroy();
+  });
+
   it('a brain that hangs up lets its hold go; a malformed hole header is let go at once', async () => {
     const cap = proxy.mint('sesn_c');
     const b = await brain();
