@@ -10,7 +10,7 @@ export const HOLD_HEADER = 'x-corral-hold';
 export interface HoleSpec {
   /** The tool call whose `agent.tool_result` fills the hole. */
   toolUseId: string;
-  /** The log position the request was built through: the result must be the next transcript event. */
+  /** The log position the request was built through: the result must be the next user-turn event after it. */
   afterSeq: number;
   /** Byte offset and length of the placeholder in the body. */
   at: number;
