@@ -147,7 +147,8 @@ export class ProxyConnection {
       this.state = 'admitting';
       const closeAfter = header(parsed.head, 'connection')?.toLowerCase() === 'close' || parsed.head.version === '1.0';
       this.gate.admit(parsed.head).then(
-        (r) => {
+        // Guarded like the socket's handlers: a throw here would be an unhandled rejection.
+        (r) => this.safely(() => {
           if (this.state !== 'admitting') return;
           // Refused: its body is read and dropped; the connection stays for the next request.
           if ('error' in r) return this.answerError(r.error, closeAfter, parsed.length);
@@ -161,7 +162,7 @@ export class ProxyConnection {
           this.bodyLeft = parsed.length;
           this.resume();
           this.pump();
-        },
+        }),
         (err: unknown) => this.state === 'admitting' && this.refuse({ status: 500, type: 'api_error', message: `the model proxy failed: ${err instanceof Error ? err.message : String(err)}` }),
       );
       return;

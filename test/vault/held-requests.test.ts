@@ -185,6 +185,33 @@ describe('the model proxy holding a request', () => {
     b.socket.destroy();
   });
 
+  it('a failure while holding (the session deleted: its log cannot be read) closes that connection, nothing else', async () => {
+    await proxy.close();
+    proxy = new ModelProxy({
+      keys: { modelKey: async () => ({ value: 'sk-real', header: 'x-api-key', source: 'env' }) },
+      upstream: () => `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      held: {
+        render: heldBlockText,
+        userTurn: (e) => USER_TURN_TYPES.has(e.type),
+        nextAfter: () => {
+          throw new Error('session sesn_gone not found');
+        },
+      },
+    });
+    await proxy.listening;
+    const cap = proxy.mint('sesn_gone');
+    const b = await brain();
+    const closed = new Promise<void>((r) => b.socket.once('close', () => r()));
+    b.socket.write(heldRequest(cap.token, 'sevt_5'));
+    await closed;
+    expect(proxy.held!.size).toBe(0);
+    // The proxy still serves others.
+    const other = await brain();
+    other.socket.write(`POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${proxy.mint('sesn_other').token}\r\ncontent-length: 2\r\n\r\n{}`);
+    await other.until('{"ok":true}');
+    other.socket.destroy();
+  });
+
   it('a brain that hangs up lets its hold go; a malformed hole header is let go at once', async () => {
     const cap = proxy.mint('sesn_c');
     const b = await brain();
