@@ -14,7 +14,7 @@ import type { ContextOptions, BuiltRequest } from './context';
 import { heldBlockText } from './held-fill';
 import { partOf } from './transcript';
 import { formatHole } from '../vault/held-hole';
-import { HeldNotSent, type HeldCall, type ModelCaller, type ModelUsage, type StreamHandlers } from './model';
+import { HeldNotSent, requestBody, type HeldCall, type ModelCaller, type ModelUsage, type StreamHandlers } from './model';
 import type { SessionView } from './session-view';
 import { READ_SESSION_TOOL } from './agent-config';
 
@@ -96,9 +96,9 @@ function heldAhead(view: SessionView, reply: readonly LoggedEvent[], opts: Conte
   };
 }
 
-/** The request body a caller sends for `built` (model.ts streams with `stream: true` last). */
+/** The request body the model client sends for `built` (model.ts). */
 export function bodyOf(built: BuiltRequest): string {
-  return JSON.stringify({ ...built.params, stream: true });
+  return requestBody(built.params);
 }
 
 /**

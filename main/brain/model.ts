@@ -71,6 +71,11 @@ export interface HeldCall {
   cancel(): void;
 }
 
+/** The body of a streaming request for `params`, as the caller sends it (a held request is compared with it). */
+export function requestBody(params: BuiltRequest['params']): string {
+  return JSON.stringify({ ...params, stream: true });
+}
+
 /** A held request the proxy let go unsent (or that failed before any answer): send it normally. */
 export class HeldNotSent extends Error {}
 
@@ -235,7 +240,7 @@ export function createAnthropicCaller(opts: { apiKey?: string; baseURL?: string;
 
   return {
     preconnect: plain && (() => plain.preconnect()),
-    stream: (params, handlers, signal) => consume(open(JSON.stringify({ ...params, stream: true }), signal), handlers, signal),
+    stream: (params, handlers, signal) => consume(open(requestBody(params), signal), handlers, signal),
     hold:
       plain &&
       ((body, hole, signal) => {

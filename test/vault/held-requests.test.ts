@@ -94,14 +94,20 @@ describe('the model proxy holding a request', () => {
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    proxy = await startProxy(() => undefined);
+  });
+
+  /** The proxy in front of the upstream, with `nextAfter` as the host's log read. */
+  async function startProxy(nextAfter: () => LoggedEvent | undefined): Promise<ModelProxy> {
     const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    proxy = new ModelProxy({
+    const p = new ModelProxy({
       keys: { modelKey: async () => ({ value: 'sk-real', header: 'x-api-key', source: 'env' }) },
       upstream: () => url,
-      held: { render: heldBlockText, userTurn: (e) => USER_TURN_TYPES.has(e.type), nextAfter: () => undefined },
+      held: { render: heldBlockText, userTurn: (e) => USER_TURN_TYPES.has(e.type), nextAfter },
     });
-    await proxy.listening;
-  });
+    await p.listening;
+    return p;
+  }
   afterEach(async () => {
     await proxy.close();
     upstream.closeAllConnections();
@@ -187,18 +193,9 @@ describe('the model proxy holding a request', () => {
 
   it('a failure while holding (the session deleted: its log cannot be read) closes that connection, nothing else', async () => {
     await proxy.close();
-    proxy = new ModelProxy({
-      keys: { modelKey: async () => ({ value: 'sk-real', header: 'x-api-key', source: 'env' }) },
-      upstream: () => `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      held: {
-        render: heldBlockText,
-        userTurn: (e) => USER_TURN_TYPES.has(e.type),
-        nextAfter: () => {
-          throw new Error('session sesn_gone not found');
-        },
-      },
+    proxy = await startProxy(() => {
+      throw new Error('session sesn_gone not found');
     });
-    await proxy.listening;
     const cap = proxy.mint('sesn_gone');
     const b = await brain();
     const closed = new Promise<void>((r) => b.socket.once('close', () => r()));
