@@ -39,16 +39,21 @@ describe('requests sent ahead while a tool runs', () => {
   it('each result fills the request the brain sent ahead, and every request is the one the log gives', async () => {
     t = await startBrainHost([
       { blocks: [{ type: 'text', text: 'Writing.' }, { type: 'tool_use', name: 'write', input: { file_path: 'a.txt', content: 'ä\n' } }] },
-      { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'cat a.txt; echo “done”' } }] },
+      { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'sleep 0.3; cat a.txt; echo “done”' } }] },
       { blocks: [{ type: 'tool_use', name: 'read', input: { file_path: 'a.txt' } }] },
-      { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'exit 3' } }] },
+      { blocks: [{ type: 'tool_use', name: 'bash', input: { command: 'sleep 0.3; exit 3' } }] },
       { blocks: [{ type: 'text', text: 'All done.' }] },
     ]);
     const id = t.newSession('four calls');
     const events = await t.settled(id);
     expect(events.filter((e) => e.type === 'agent.tool_result').map((e) => e.is_error)).toEqual([false, false, false, true]);
-    // All four results went to the model in a request held for them.
-    expect(t.host.modelProxy.held!.counts).toEqual({ filled: 4, letGo: 0 });
+    // Every request held was filled, none let go. A fast tool (write, read) may end before the
+    // brain's timer sends its request ahead (then the brain sends its own, as the CI run of
+    // 1292642 saw under load); the two that sleep 300 ms are always held.
+    const { filled, letGo } = t.host.modelProxy.held!.counts;
+    expect(letGo).toBe(0);
+    expect(filled).toBeGreaterThanOrEqual(2);
+    expect(filled).toBeLessThanOrEqual(4);
     expectRequestsFromLog(events, t.model.requests);
   });
 
