@@ -111,12 +111,11 @@ export class ProxyConnection {
       }
       if (this.state === 'body' || this.state === 'discard') {
         const n = Math.min(this.bodyLeft, this.buf.length);
-        // The head goes with the body's first bytes: one write, one packet, one wake-up upstream.
-        const out = this.pendingHead && n > 0 ? Buffer.concat([this.pendingHead, this.buf.subarray(0, n)]) : this.buf.subarray(0, n);
-        if (this.pendingHead && n > 0) this.pendingHead = undefined;
+        const head = n > 0 ? this.pendingHead : undefined;
+        if (head) this.pendingHead = undefined;
         const up = this.up;
         // (An upstream gone meanwhile has been answered for: the rest of the body is dropped.)
-        if (this.state === 'body' && n > 0 && up && !up.destroyed && !up.write(out)) {
+        if (this.state === 'body' && n > 0 && up && !up.destroyed && !writeTogether(up, head ? [head, this.buf.subarray(0, n)] : [this.buf.subarray(0, n)])) {
           // Upstream is slower than the brain: the brain waits (a body is never held here whole).
           this.client.pause();
           up.once('drain', () => this.state !== 'closed' && this.resume());
@@ -169,7 +168,8 @@ export class ProxyConnection {
     }
   }
 
-  private forward(r: Admitted, length: number): void {
+  /** Sends the admitted request upstream: its body follows from the brain, or is `whole` (a held request, filled). */
+  private forward(r: Admitted, length: number, whole?: Buffer[]): void {
     const origin = r.upstream.origin;
     if (this.up && (this.upOrigin !== origin || this.up.destroyed)) this.dropUpstream();
     if (!this.up) this.connect(r.upstream, r.ca);
@@ -178,11 +178,18 @@ export class ProxyConnection {
     this.framing = new ResponseFraming();
     this.answered = 0;
     const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
-    // Without a body (or none here yet), the head goes now.
-    if (length === 0 || this.buf.length === 0) this.up!.write(head);
-    else this.pendingHead = head;
-    this.state = length > 0 ? 'body' : 'answering';
-    this.bodyLeft = length;
+    if (whole) {
+      // In memory already (at most MAX_HELD_BYTES): it goes at once, its pieces uncopied.
+      writeTogether(this.up!, [head, ...whole]);
+      this.state = 'answering';
+      this.bodyLeft = 0;
+    } else {
+      // Without a body (or none here yet), the head goes now.
+      if (length === 0 || this.buf.length === 0) this.up!.write(head);
+      else this.pendingHead = head;
+      this.state = length > 0 ? 'body' : 'answering';
+      this.bodyLeft = length;
+    }
     this.resume();
     this.pump();
     // The ledger's record (an append to the log) waits until the request has left: not on its way.
@@ -206,9 +213,8 @@ export class ProxyConnection {
     if (this.state !== 'held') return;
     const { r } = this.holding!;
     this.holding = undefined;
-    const filled = Buffer.concat([body.subarray(0, spec.at), Buffer.from(text, 'utf8'), body.subarray(spec.at + spec.length)]);
-    this.buf = this.buf.length ? Buffer.concat([filled, this.buf]) : filled;
-    this.forward(r, filled.length);
+    const filled = [body.subarray(0, spec.at), Buffer.from(text, 'utf8'), body.subarray(spec.at + spec.length)];
+    this.forward(r, filled.reduce((n, b) => n + b.length, 0), filled);
   }
 
   private letGo(why: string): void {
@@ -353,3 +359,17 @@ export class ProxyConnection {
 const dropped = (why: string): ErrorAnswer => ({ status: 409, type: 'invalid_request_error', message: `held request not sent: ${why}`, holdDropped: true });
 
 const STATUS_TEXT: Record<number, string> = { 409: 'Conflict', 413: 'Content Too Large', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 411: 'Length Required', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 505: 'HTTP Version Not Supported' };
+
+/**
+ * Writes `pieces` in one system call (a head with its body's first bytes: one packet, one
+ * wake-up upstream) without copying them into one buffer (a request is the whole conversation).
+ * Returns what `write` does: false when the socket's buffer is over its mark.
+ */
+function writeTogether(socket: net.Socket, pieces: Buffer[]): boolean {
+  if (pieces.length === 1) return socket.write(pieces[0]!);
+  socket.cork();
+  let ok = true;
+  for (const p of pieces) ok = socket.write(p) && ok;
+  socket.uncork();
+  return ok;
+}
