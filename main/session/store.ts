@@ -150,18 +150,19 @@ export class SessionLog {
   }
 
   /** Replaces the API layer's record of a session (title, metadata, …). */
-  updateSessionRecord(id: string, update: (record: Record<string, unknown>) => Record<string, unknown>): SessionRow {
-    this.db
+  /** `update` returns the new record, or undefined when nothing changes (no write, updated_at kept). */
+  updateSessionRecord(id: string, update: (record: Record<string, unknown>) => Record<string, unknown> | undefined): SessionRow {
+    const written = this.db
       .transaction(() => {
         const row = this.rows.find(id);
         if (!row) throw new SessionNotFoundError(id);
         const record = update(JSON.parse(row.record) as Record<string, unknown>);
-        this.db
-          .prepare('UPDATE sessions SET record = ?, updated_at = ? WHERE id = ?')
-          .run(JSON.stringify(record), new Date().toISOString(), id);
+        if (!record) return false;
+        this.db.prepare('UPDATE sessions SET record = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(record), new Date().toISOString(), id);
+        return true;
       })
       .immediate();
-    this.sessions.publish('all', { kind: 'updated', sessionId: id });
+    if (written) this.sessions.publish('all', { kind: 'updated', sessionId: id });
     return this.getSession(id);
   }
 
@@ -397,4 +398,3 @@ export class SessionLog {
     return this.appender.findByKey(this.segments(sessionId), key, 1) !== undefined;
   }
 }
-

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Hono } from 'hono';
 import type { Host } from '../../../host';
 import type { SessionStatus } from '../../../session/types';
@@ -53,17 +54,21 @@ export function sessionRoutes(host: Host): Hono {
     const changed: Record<string, unknown> = {};
     const row = log.updateSessionRecord(id, (r) => {
       const next = { ...r };
-      if (body.title !== undefined) next.title = changed.title = body.title;
-      if (body.metadata !== undefined) next.metadata = changed.metadata = applyMetadataPatch((r.metadata ?? {}) as Record<string, string>, body.metadata);
-      if (body.vault_ids !== undefined) next.vault_ids = changed.vault_ids = body.vault_ids;
-      if (body.budget !== undefined) next.budget = changed.budget = body.budget;
+      // Only what differs is changed and logged: a repeated update is no event (nor a wake-up).
+      const set = (field: string, value: unknown) => {
+        if (!isDeepStrictEqual(r[field], value)) next[field] = changed[field] = value;
+      };
+      if (body.title !== undefined) set('title', body.title);
+      if (body.metadata !== undefined) set('metadata', applyMetadataPatch((r.metadata ?? {}) as Record<string, string>, body.metadata));
+      if (body.vault_ids !== undefined) set('vault_ids', body.vault_ids);
+      if (body.budget !== undefined) set('budget', body.budget);
       if (body.agent) {
         const agent = { ...(r.agent as Record<string, unknown>) };
         if (body.agent.tools) agent.tools = normalizeTools(body.agent.tools);
         if (body.agent.mcp_servers) agent.mcp_servers = body.agent.mcp_servers;
-        next.agent = changed.agent = checkMcp(agent);
+        set('agent', checkMcp(agent));
       }
-      return next;
+      return Object.keys(changed).length > 0 ? next : undefined;
     });
     // The log is the truth: record what changed as an event too.
     if (Object.keys(changed).length > 0) log.emitEvent(id, { type: 'session.updated', ...changed });
