@@ -14,16 +14,11 @@ export async function keepFullOutput(dir: string, toolUseId: string | undefined,
   // Transcripts are private: 0700 folders, 0600 files (whatever the umask).
   await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
   const name = `${(toolUseId ?? `call_${Date.now()}`).replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
-  await writeTextFile(path.join(dir, name), fullOutput, undefined, undefined, redact?.());
-  return { ...rest, details: { ...rest.details, full_output: { file: name, chars: fullOutputChars(fullOutput) } } };
+  const chars = await writeTextFile(path.join(dir, name), fullOutput, undefined, undefined, redact?.());
+  return { ...rest, details: { ...rest.details, full_output: { file: name, chars } } };
 }
 
 /** A full output as one string (tests and small outputs; a host path writes the pieces as they are). */
 export function fullOutputText(full: NonNullable<ToolOutcome['fullOutput']>): string {
-  return typeof full === 'string' ? full : full.join('');
-}
-
-/** A full output's length in characters, without joining it. */
-export function fullOutputChars(full: NonNullable<ToolOutcome['fullOutput']>): number {
-  return typeof full === 'string' ? full.length : full.reduce((n, p) => n + p.length, 0);
+  return typeof full === 'string' ? full : full.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join('');
 }

@@ -83,10 +83,19 @@ export interface CollectedOutput {
   droppedChars: number;
 }
 
+/**
+ * A piece of held output: its text as UTF-8 bytes, off the JS heap. Held as strings, a flood of
+ * output (`yes`, up to 64 MiB held) made every young-generation collection copy them: the
+ * host's loop stalled 50–180 ms at a time while it lasted. `bytes` is its size on the wire.
+ */
 interface Chunk {
-  text: string;
+  buf: Buffer;
   bytes: number;
+  chars: number;
 }
+
+/** A held piece's text (each piece is whole text, encoded alone: it decodes to exactly that). */
+const textOf = (b: Buffer) => b.toString('utf8');
 
 /**
  * Collects streamed output in arrival order without ever holding more than `limitBytes`:
@@ -96,7 +105,7 @@ interface Chunk {
 export class OutputCollector {
   private readonly headLimit: number;
   private readonly tailLimit: number;
-  private readonly headChunks: string[] = [];
+  private readonly headChunks: Chunk[] = [];
   private headBytes = 0;
   private tailChunks: Chunk[] = [];
   private tailStart = 0;
@@ -105,10 +114,18 @@ export class OutputCollector {
   private totalBytes = 0;
   private droppedBytes = 0;
   private droppedChars = 0;
+  /**
+   * Pieces smaller than this are joined until they reach it, then held as one chunk: a command
+   * writing a line at a time would otherwise cost an object per line (up to 16 KiB, or 1/64 of
+   * the limit, so that the halves are still filled to within that).
+   */
+  private readonly joinBelow: number;
+  private small: { texts: string[]; bytes: number } = { texts: [], bytes: 0 };
 
   constructor(limitBytes: number = FULL_OUTPUT_LIMIT_BYTES) {
     this.headLimit = Math.floor(limitBytes / 2);
     this.tailLimit = limitBytes - this.headLimit;
+    this.joinBelow = Math.min(16 * 1024, Math.floor(limitBytes / 64));
   }
 
   /** Adds a decoded piece of text; `bytes` is its size on the wire (defaults to its UTF-8 length). */
@@ -116,12 +133,32 @@ export class OutputCollector {
     if (text.length === 0) return;
     this.totalChars += text.length;
     this.totalBytes += bytes;
+    if (bytes < this.joinBelow) {
+      this.small.texts.push(text);
+      this.small.bytes += bytes;
+      if (this.small.bytes >= this.joinBelow) this.placeSmall();
+      return;
+    }
+    this.placeSmall();
+    this.place(text, bytes);
+  }
+
+  /** The small pieces waiting, as one chunk. */
+  private placeSmall(): void {
+    if (this.small.texts.length === 0) return;
+    const { texts, bytes } = this.small;
+    this.small = { texts: [], bytes: 0 };
+    this.place(texts.join(''), bytes);
+  }
+
+  private place(text: string, bytes: number): void {
+    const chunk = { buf: Buffer.from(text, 'utf8'), bytes, chars: text.length };
     if (this.tailBytes === 0 && this.headBytes + bytes <= this.headLimit) {
-      this.headChunks.push(text);
+      this.headChunks.push(chunk);
       this.headBytes += bytes;
       return;
     }
-    this.tailChunks.push({ text, bytes });
+    this.tailChunks.push(chunk);
     this.tailBytes += bytes;
     while (this.tailBytes > this.tailLimit && this.tailStart < this.tailChunks.length) {
       const first = this.tailChunks[this.tailStart]!;
@@ -130,18 +167,20 @@ export class OutputCollector {
         this.tailStart++;
         this.tailBytes -= first.bytes;
         this.droppedBytes += first.bytes;
-        this.droppedChars += first.text.length;
+        this.droppedChars += first.chars;
       } else {
         // Trim the front of the oldest chunk (by characters; bytes estimated from its ratio).
         const keepBytes = first.bytes - excess;
-        const keepChars = Math.max(0, Math.floor((first.text.length * keepBytes) / first.bytes));
-        let text = first.text.slice(first.text.length - keepChars);
+        const keepChars = Math.max(0, Math.floor((first.chars * keepBytes) / first.bytes));
+        let text = textOf(first.buf);
+        text = text.slice(text.length - keepChars);
         if (text.length > 0 && isLowSurrogate(text.charCodeAt(0))) text = text.slice(1);
-        const bytesNow = Buffer.byteLength(text);
+        const buf = Buffer.from(text, 'utf8');
+        const bytesNow = buf.length;
         this.droppedBytes += first.bytes - bytesNow;
-        this.droppedChars += first.text.length - text.length;
+        this.droppedChars += first.chars - text.length;
         this.tailBytes -= first.bytes - bytesNow;
-        this.tailChunks[this.tailStart] = { text, bytes: bytesNow };
+        this.tailChunks[this.tailStart] = { buf, bytes: bytesNow, chars: text.length };
         if (bytesNow > keepBytes) {
           // The ratio was off (mixed widths): drop the chunk rather than exceed the limit.
           this.tailStart++;
@@ -160,7 +199,7 @@ export class OutputCollector {
 
   /** Bytes currently held. */
   get heldBytes(): number {
-    return this.headBytes + this.tailBytes;
+    return this.headBytes + this.tailBytes + this.small.bytes;
   }
 
   /** What it holds, joined: the reference `capHeld` and `heldPieces` are tested against (the hands use `held`). */
@@ -170,8 +209,8 @@ export class OutputCollector {
     // One join when nothing was dropped: `head + tail` would be a rope that the first slice of it
     // flattens again, a second copy of up to 64 MiB on the host's loop.
     return {
-      head: dropped ? held.head.join('') : [...held.head, ...held.tail].join(''),
-      tail: dropped ? held.tail.join('') : '',
+      head: joinText(dropped ? held.head : [...held.head, ...held.tail]),
+      tail: dropped ? joinText(held.tail) : '',
       totalChars: held.totalChars,
       totalBytes: held.totalBytes,
       droppedBytes: held.droppedBytes,
@@ -181,11 +220,15 @@ export class OutputCollector {
 
   /** What it holds at the end as the pieces they came in, joined by nobody yet (see `capHeld`, `joinHeld`). */
   held(): HeldOutput {
-    const tail = this.tailChunks.slice(this.tailStart).map((c) => c.text);
+    this.placeSmall();
+    const tailChunks = this.tailChunks.slice(this.tailStart);
+    const head = this.headChunks.map((c) => c.buf);
+    const tail = tailChunks.map((c) => c.buf);
     const dropped = this.droppedBytes > 0;
     return {
-      head: dropped ? this.headChunks : [...this.headChunks, ...tail],
+      head: dropped ? head : [...head, ...tail],
       tail: dropped ? tail : [],
+      heldChars: [...this.headChunks, ...tailChunks].reduce((n, c) => n + c.chars, 0),
       totalChars: this.totalChars,
       totalBytes: this.totalBytes,
       droppedBytes: this.droppedBytes,
@@ -201,32 +244,36 @@ export class OutputCollector {
  * (a `yes` for 3 s on an SSH hand, ~125 MB of output); the model's copy needs only its ends.
  */
 export interface HeldOutput {
-  head: readonly string[];
-  tail: readonly string[];
+  /** Whole text pieces as UTF-8 (see Chunk): decode each alone (`textOf`), or leave them as bytes. */
+  head: readonly Buffer[];
+  tail: readonly Buffer[];
+  /** Characters in head and tail. */
+  heldChars: number;
   totalChars: number;
   totalBytes: number;
   droppedBytes: number;
   droppedChars: number;
 }
 
-const charsOf = (pieces: readonly string[]) => pieces.reduce((n, p) => n + p.length, 0);
+/** Held pieces' text, joined (only where it is known to be short, or in tests). */
+const joinText = (pieces: readonly Buffer[]) => pieces.map(textOf).join('');
 
-/** The first `n` characters of the pieces (all of them when they hold fewer). */
-function firstChars(pieces: readonly string[], n: number): string {
+/** The first `n` characters of the pieces (all of them when they hold fewer): decodes only those. */
+function firstChars(pieces: readonly Buffer[], n: number): string {
   const out: string[] = [];
   for (let i = 0, got = 0; i < pieces.length && got < n; i++) {
-    out.push(pieces[i]!);
-    got += pieces[i]!.length;
+    out.push(textOf(pieces[i]!));
+    got += out.at(-1)!.length;
   }
   return out.join('').slice(0, n);
 }
 
-/** The last `n` characters of the pieces (all of them when they hold fewer). */
-function lastChars(pieces: readonly string[], n: number): string {
+/** The last `n` characters of the pieces (all of them when they hold fewer): decodes only those. */
+function lastChars(pieces: readonly Buffer[], n: number): string {
   const out: string[] = [];
   for (let i = pieces.length - 1, got = 0; i >= 0 && got < n; i--) {
-    out.push(pieces[i]!);
-    got += pieces[i]!.length;
+    out.push(textOf(pieces[i]!));
+    got += out.at(-1)!.length;
   }
   const text = out.reverse().join('');
   return text.slice(Math.max(0, text.length - n));
@@ -238,17 +285,20 @@ function lastChars(pieces: readonly string[], n: number): string {
  */
 export function capHeld(held: HeldOutput, maxChars: number = MODEL_OUTPUT_CHARS): CapResult {
   const all = [...held.head, ...held.tail];
-  const heldChars = charsOf(all);
+  const heldChars = held.heldChars;
   // Held text this short is joined as it was (the two parts as they are).
-  if (heldChars <= 2 * maxChars) return capParts(held.head.join(''), held.tail.join(''), held.droppedChars, maxChars);
+  if (heldChars <= 2 * maxChars) return capParts(joinText(held.head), joinText(held.tail), held.droppedChars, maxChars);
   const front = firstChars(all, maxChars);
   const back = lastChars(all, maxChars);
   return capParts(front, back, held.droppedChars + heldChars - front.length - back.length, maxChars);
 }
 
 /** Whether text made of these pieces, in order, ends with a newline (or is empty): from its last non-empty piece. */
-export function endsWithNewline(pieces: readonly string[]): boolean {
-  for (let i = pieces.length - 1; i >= 0; i--) if (pieces[i]!.length > 0) return pieces[i]!.endsWith('\n');
+export function endsWithNewline(pieces: readonly (string | Buffer)[]): boolean {
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const p = pieces[i]!;
+    if (p.length > 0) return typeof p === 'string' ? p.endsWith('\n') : p[p.length - 1] === 0x0a;
+  }
   return true;
 }
 
@@ -257,8 +307,8 @@ export function endsWithNewline(pieces: readonly string[]): boolean {
  * host's loop here, most of it the kernel handing over fresh pages), with `before` and `after`
  * around it and, where the middle was dropped, `droppedNote` (a line) in its place.
  */
-export function heldPieces(held: HeldOutput, o: { before: string; droppedNote: string; after: string }): string[] {
-  const parts: string[] = [o.before, ...held.head];
+export function heldPieces(held: HeldOutput, o: { before: string; droppedNote: string; after: string }): (string | Buffer)[] {
+  const parts: (string | Buffer)[] = [o.before, ...held.head];
   if (held.droppedBytes > 0) {
     parts.push(endsWithNewline(parts) ? '' : '\n', o.droppedNote, '\n');
     // One at a time: a window of many small pieces (a command flushing short lines) is more

@@ -179,6 +179,12 @@ export class ShellSession {
    * one trailing newline (the marker line starts with one of its own).
    */
   private onOutput(chunk: Buffer): void {
+    // A held newline that no marker follows is the command's: passed on alone, so that a flood of
+    // output is not copied once more chunk by chunk to join it.
+    if (this.pending.length === 1 && this.pending[0] === 0x0a && chunk.length > 0 && chunk[0] !== MARK) {
+      this.emit(this.pending, false);
+      this.pending = Buffer.alloc(0);
+    }
     let buf = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
     for (;;) {
       const at = buf.indexOf(MARK);
@@ -212,8 +218,9 @@ export class ShellSession {
     }
   }
 
+  /** Passes `b` on uncopied: the sink reads it at once (persistent-bash decodes it), and a read's chunk is never reused. */
   private emit(b: Buffer, _final: boolean): void {
-    if (b.length) this.sink?.(Buffer.from(b));
+    if (b.length) this.sink?.(b);
   }
 }
 

@@ -10,10 +10,11 @@ export interface ToolOutcome {
   isError: boolean;
   /**
    * The full output when `content` had to be cut for the model, for the UI: one string, or its
-   * pieces in order (a bash output of up to 64 MiB is never joined on the host's loop; see
-   * output-cap.ts). `fullOutputText` (full-output.ts) joins it where a whole string is needed.
+   * pieces in order, each a string or whole text as UTF-8 (a bash output of up to 64 MiB is
+   * never joined on the host's loop, nor held as strings; see output-cap.ts). `fullOutputText`
+   * (full-output.ts) joins it where a whole string is needed.
    */
-  fullOutput?: string | readonly string[];
+  fullOutput?: string | readonly (string | Buffer)[];
   /** Extra facts for the log (exit code, duration, bytes, truncation). */
   details?: Record<string, unknown>;
   /** Images for the model (e.g. a device screenshot), base64-encoded. */

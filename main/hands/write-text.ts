@@ -15,10 +15,12 @@ export interface TextFilter {
  * Pieces of text as slices of about `sliceChars` characters: small pieces are joined into one
  * slice, a large one is cut (never inside a surrogate pair), so no slice is ever much larger.
  */
-function* slicesOf(pieces: readonly string[], sliceChars: number): Generator<string> {
+function* slicesOf(pieces: readonly (string | Buffer)[], sliceChars: number): Generator<string> {
   let group: string[] = [];
   let groupChars = 0;
-  for (const text of pieces) {
+  for (const piece of pieces) {
+    // A piece in bytes is whole text (output-cap.ts): decoded only now, as it is written.
+    const text = typeof piece === 'string' ? piece : piece.toString('utf8');
     if (text.length < sliceChars) {
       group.push(text);
       groupChars += text.length;
@@ -44,13 +46,14 @@ function* slicesOf(pieces: readonly string[], sliceChars: number): Generator<str
 }
 
 /**
- * Writes a string, or pieces of one in order, to a file as UTF-8, a slice at a time.
+ * Writes a string, or pieces of one in order (strings, or whole text as UTF-8), to a file as
+ * UTF-8, a slice at a time; returns the text's length in characters (before any filter).
  * `fs.promises.writeFile` encodes the whole string at once on the calling thread (50–100 ms for
  * 64 MiB here), and joining 64 MiB of pieces first costs more; this never holds the host's event
  * loop longer than one slice takes. Same bytes as writeFile of the joined text, unless a filter
  * (e.g. redaction of the vault's values) rewrites the slices on the way.
  */
-export async function writeTextFile(file: string, text: string | readonly string[], sliceChars: number = SLICE_CHARS, mode = 0o600, filter?: TextFilter): Promise<void> {
+export async function writeTextFile(file: string, text: string | readonly (string | Buffer)[], sliceChars: number = SLICE_CHARS, mode = 0o600, filter?: TextFilter): Promise<number> {
   // Private by default (the outputs are transcripts), whatever the umask.
   const handle = await fs.open(file, 'w', mode);
   let carry = '';
@@ -65,10 +68,15 @@ export async function writeTextFile(file: string, text: string | readonly string
     const bytes = Buffer.from(t, 'utf8');
     for (let written = 0; written < bytes.length; ) written += (await handle.write(bytes, written)).bytesWritten;
   };
+  let chars = 0;
   try {
-    for (const slice of slicesOf(typeof text === 'string' ? [text] : text, sliceChars)) await write(filter ? filter.push(slice) : slice, false);
+    for (const slice of slicesOf(typeof text === 'string' ? [text] : text, sliceChars)) {
+      chars += slice.length;
+      await write(filter ? filter.push(slice) : slice, false);
+    }
     await write(filter ? filter.end() : '', true);
   } finally {
     await handle.close();
   }
+  return chars;
 }

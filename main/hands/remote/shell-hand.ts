@@ -253,7 +253,8 @@ export function createShellHand(shell: RemoteShell, opts: { workDir: string; lab
 /** A full output with its last line (the status in brackets) replaced: in its last piece when it is in pieces. */
 function replaceEnding(full: ToolOutcome['fullOutput'], ending: string): ToolOutcome['fullOutput'] {
   if (typeof full === 'string') return full.replace(/\[[^\n]*\]$/, ending);
-  return full && [...full.slice(0, -1), (full.at(-1) ?? '').replace(/\[[^\n]*\]$/, ending)];
+  const last = full?.at(-1) ?? '';
+  return full && [...full.slice(0, -1), typeof last === 'string' ? last.replace(/\[[^\n]*\]$/, ending) : last];
 }
 
 /** The exit code of grep's command when its path does not exist. */
