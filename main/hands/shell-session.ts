@@ -104,7 +104,7 @@ export class ShellSession {
     this.proc!.write(`cd -- ${shQuote(init.cwd)} >/dev/null 2>&1; ${init.exports ?? ''}\n`);
   }
 
-  /** Runs one command; output goes to `onOutput` as it comes. Stops it when `stop` is aborted. */
+  /** Runs one command; output goes to `onOutput` as it comes (read each chunk during the call: it is not a copy). Stops it when `stop` is aborted. */
   async run(command: string, onOutput: (chunk: Buffer) => void, stop: AbortSignal): Promise<CommandEnd> {
     if (this.exitReason) return { kind: 'shell_exited', reason: this.exitReason };
     const nonce = newNonce();
@@ -218,7 +218,7 @@ export class ShellSession {
     }
   }
 
-  /** Passes `b` on uncopied: the sink reads it at once (persistent-bash decodes it), and a read's chunk is never reused. */
+  /** Passes `b` on uncopied: it may be a view of a transport's buffer, so the sink reads it at once (persistent-bash decodes it). */
   private emit(b: Buffer, _final: boolean): void {
     if (b.length) this.sink?.(b);
   }
