@@ -38,7 +38,7 @@ function asStrings(command: string): Promise<number> {
     const decoder = new StringDecoder('utf8');
     const head: string[] = [];
     let headBytes = 0;
-    let tail: string[] = [];
+    const tail: string[] = [];
     let tailBytes = 0;
     child.stdout.on('data', (c: Buffer) => {
       const text = decoder.write(c);
@@ -46,7 +46,6 @@ function asStrings(command: string): Promise<number> {
       tail.push(text);
       tailBytes += c.length;
       while (tailBytes > HALF) tailBytes -= Buffer.byteLength(tail.shift()!);
-      if (tail.length > 4096) tail = tail.slice();
     });
     child.on('close', () => resolve(head.length + tail.length));
   });
