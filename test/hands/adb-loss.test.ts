@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createShellHand } from '../../main/hands/remote/shell-hand';
-import { script, env, serial2, workDir, shell, sleep, connect, run, adbCli, deviceProcesses, uniqueToken, useAdbBackend } from '../helpers/adb-backend';
+import { script, env, serial2, workDir, shell, sleep, connect, run, adbCli, deviceProcesses, uniqueToken, ownCommand, useAdbBackend } from '../helpers/adb-backend';
 
 useAdbBackend();
 
@@ -58,7 +58,7 @@ describe('the adb hand: a device that dies', () => {
     // A pulled cable leaves the dead daemon's commands running here; end them by pid.
     const ps = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
     for (const m of ps.matchAll(/^\s*(\d+)\s+(.*)$/gm)) {
-      if (!m[2]!.includes(token) || m[2]!.startsWith('ps ')) continue;
+      if (!ownCommand(token).test(m[2]!) || m[2]!.startsWith('ps ')) continue;
       try {
         process.kill(Number(m[1]), 'SIGKILL');
       } catch {
@@ -76,7 +76,7 @@ describe('the adb hand: a device that dies', () => {
     expect(adbCli(['disconnect', serial2]).status).toBe(0);
     expect(await pending).toMatchObject({ exitCode: null, lost: expect.stringMatching(/127\.0\.0\.1:6556 (disappeared from the adb server|disconnected from the adb server|went offline)/) });
     expect(Date.now() - t0).toBeLessThan(5_000);
-    expect(await deviceProcesses(shell, new RegExp(token))).toEqual([]); // the device hung it up
+    expect(await deviceProcesses(shell, ownCommand(token))).toEqual([]); // the device hung it up
     execFileSync('bash', [script, 'revive', '6556'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 });
 
     const a = await connect();

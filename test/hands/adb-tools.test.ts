@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { adbHandKind, pngSize } from '../../main/hands/adb';
 import { RemoteFileError } from '../../main/hands/remote/types';
 import { SCREEN_HEIGHT, SCREEN_RGB, SCREEN_WIDTH } from '../fixtures/adb-device';
-import { env, serial, workDir, hostWorkDir, shell, hand, sleep, sha256, connect, run, adbCli, deviceProcesses, uniqueToken, decodePng, useAdbBackend } from '../helpers/adb-backend';
+import { env, serial, workDir, hostWorkDir, shell, hand, sleep, sha256, connect, run, adbCli, deviceProcesses, uniqueToken, ownCommand, decodePng, useAdbBackend } from '../helpers/adb-backend';
 import { fullOutputText } from '../../main/hands/full-output';
 
 useAdbBackend();
@@ -125,7 +125,7 @@ describe('the adb hand: commands and files', () => {
     await sleep(1_500);
     expect(fs.existsSync(path.join(hostWorkDir, marker))).toBe(false);
     expect((await run(shell, `ls ${marker}`, { cwd: workDir })).exitCode).not.toBe(0);
-    expect(await deviceProcesses(shell, new RegExp(token))).toEqual([]); // neither sleep nor its sh
+    expect(await deviceProcesses(shell, ownCommand(token))).toEqual([]); // neither sleep nor its sh
     // The raw shell: an abort resolves at once too, and the shell goes on working.
     const c2 = new AbortController();
     const p2 = run(shell, `sleep 20.${token}`, { signal: c2.signal });
@@ -146,7 +146,7 @@ describe('the adb hand: commands and files', () => {
     await s.close();
     expect((await pending).exitCode).toBeNull();
     await sleep(1_000);
-    expect(await deviceProcesses(shell, new RegExp(token))).toEqual([]);
+    expect(await deviceProcesses(shell, ownCommand(token))).toEqual([]);
     expect(await run(s, 'echo x')).toMatchObject({ exitCode: null, lost: expect.stringMatching(/closed/) });
   });
 });

@@ -67,6 +67,13 @@ export async function deviceProcesses(s: RemoteShell, args: RegExp): Promise<str
 /** A number no other process here has in its command line. */
 export const uniqueToken = () => String(100_000 + Math.floor(Math.random() * 899_999));
 
+/**
+ * A process line of a test's own command with this token: its `sleep N.<token>` or the shell that
+ * runs it (`…; touch marker-<token>`). The bare token is not enough: six digits also turn up in
+ * other processes' arguments on a busy device (a socket name in hex).
+ */
+export const ownCommand = (token: string) => new RegExp(`(?:sleep \\d+\\.|marker-)${token}(?!\\d)`);
+
 /** A strict PNG decoder for RGB/8-bit images: checks the signature and every CRC, inflates the pixels. */
 export function decodePng(buf: Buffer): { width: number; height: number; pixels: Buffer } {
   expect(buf.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
