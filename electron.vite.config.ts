@@ -23,7 +23,7 @@ function devCsp(): Plugin {
   };
 }
 
-/** `CORRAL_BUILD_ONLY=renderer` builds the renderer alone (scripts/ensure-renderer.mjs uses it). */
+/** `CORRAL_BUILD_ONLY=renderer` builds the renderer alone (scripts/ensure-built.mjs uses it). */
 const only = process.env.CORRAL_BUILD_ONLY;
 
 const config: UserConfig = {
@@ -36,9 +36,11 @@ const config: UserConfig = {
       // started by the launcher (launcher.js, see launcher/launcher-process.ts), which also starts git and tar for the hands.
       // The local hand's worker threads run a third (local-hand-worker.js, see hands/local/off-loop/lanes.ts),
       // and the UI's model-request view a fourth (model-request-worker.js, api/ui/calls/model-request.ts).
+      // `npm run serve` runs serve.js: the headless host runs the same bundle as the app's.
       lib: {
         entry: {
           index: resolve(root, 'main/shell/index.ts'),
+          serve: resolve(root, 'main/serve.ts'),
           'brain-entry': resolve(root, 'main/brain/entry.ts'),
           launcher: resolve(root, 'main/launcher/entry.ts'),
           'local-hand-worker': resolve(root, 'main/hands/local/off-loop/worker.ts'),

@@ -96,7 +96,7 @@ const report = (what: string, f: number[]) =>
   console.log(`${what}: ${f.length} frames, p50 ${fmt(percentile(f, 50), 1)} ms, p95 ${fmt(percentile(f, 95), 1)} ms, max ${fmt(Math.max(...f), 1)} ms, over 25 ms: ${f.filter((x) => x > 25).length}`);
 
 async function main() {
-  const built = spawnSync(process.execPath, [path.join(root, 'scripts/ensure-renderer.mjs')], { stdio: 'inherit' });
+  const built = spawnSync(process.execPath, [path.join(root, 'scripts/ensure-built.mjs')], { stdio: 'inherit' });
   if (built.status !== 0) throw new Error('could not build the renderer');
   const { host, sessionId, dataDir } = await seed();
   const apiKey = 'bench-ui-key-0123456789';

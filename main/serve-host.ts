@@ -34,6 +34,15 @@ export interface ServeFlags {
   'no-sandbox'?: boolean;
 }
 
+/**
+ * The renderer's build (out/renderer): beside the bundle `npm run serve` runs (out/main), or
+ * under the project from the source (main/, as the tests start serve).
+ */
+function rendererDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return import.meta.url.endsWith('.ts') ? path.resolve(here, '..', 'out', 'renderer') : path.resolve(here, '..', 'renderer');
+}
+
 /** Serves until SIGINT or SIGTERM; a failed start throws (StartError: one line, its exit code). */
 export async function serveHost(flags: ServeFlags, secrets: HostSecrets): Promise<void> {
   if (secrets.CORRAL_API_KEY !== undefined) {
@@ -106,8 +115,7 @@ export async function serveHost(flags: ServeFlags, secrets: HostSecrets): Promis
   }
   const keyFile = path.join(dataDir, API_KEY_FILE);
   const auth = new ServerAuth({ key, keyFile });
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  server.serve(host, { apiKey: key, auth, keyFile, rendererDir: path.resolve(here, '..', 'out', 'renderer') });
+  server.serve(host, { apiKey: key, auth, keyFile, rendererDir: rendererDir() });
   writeServeState(dataDir, { url: server.url, pid: process.pid });
   // Before anything is printed: a SIGTERM sent as soon as the link appears must stop serve
   // cleanly, not meet the default action (the likely cause of one exit 143 seen under load).

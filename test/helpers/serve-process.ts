@@ -32,7 +32,12 @@ export interface ServeOptions {
   apiKey?: string;
   /** How long to wait for the "API at" line (default 30 s). */
   startMs?: number;
+  /** Runs the build `npm run serve` runs (out/main/serve.js) instead of the source under tsx. */
+  built?: boolean;
 }
+
+/** The build of serve's entry (electron.vite.config.ts), as `npm run serve` runs it. */
+export const BUILT_SERVE = path.join(root, 'out/main/serve.js');
 
 /**
  * Starts `npm run serve`'s entry on a free port (`--port 0`) and resolves once it prints where
@@ -42,7 +47,8 @@ export interface ServeOptions {
  */
 export function startServe(o: ServeOptions): Promise<ServeProcess> {
   const apiKey = o.apiKey ?? SERVE_KEY;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'main/serve.ts'), '--port', '0', '--data', o.dataDir, ...(o.args ?? [])], {
+  const entry = o.built ? [BUILT_SERVE] : ['--import', 'tsx', path.join(root, 'main/serve.ts')];
+  const child = spawn(process.execPath, [...entry, '--port', '0', '--data', o.dataDir, ...(o.args ?? [])], {
     cwd: root,
     env: { ...process.env, CORRAL_API_KEY: apiKey, ANTHROPIC_API_KEY: 'model-key', CORRAL_RETRY_BASE_MS: '20', ...o.env },
     stdio: ['ignore', 'pipe', 'inherit'],
