@@ -38,6 +38,18 @@ export function summarise(coupled: SessionTiming[], decoupled: SessionTiming[], 
     /** TTFT less user.message → model request, and the reduction if that part took no time. */
     requestFirstToken,
     reductionBound: { p50: cut(ttft.coupled.p50, requestFirstToken.p50), p95: cut(ttft.coupled.p95, requestFirstToken.p95) },
+    /**
+     * The same per environment kind: the sessions alternate kinds whose provisioning differs by an
+     * order of magnitude (a container started and filled vs a host connected), so the overall p50
+     * falls between two clusters and moves with the mix; each kind's is a figure of its own.
+     */
+    byKind: Object.fromEntries(
+      [...new Set(coupled.map((s) => s.env))].map((env) => {
+        const c = spread(byKind(coupled, env).map((s) => s.ttft));
+        const d = spread(byKind(decoupled, env).map((s) => s.ttft));
+        return [env, { coupled: c, decoupled: d, reduction: { p50: cut(c.p50, d.p50), p95: cut(c.p95, d.p95) } }];
+      }),
+    ) as Record<string, { coupled: Spread; decoupled: Spread; reduction: { p50: number; p95: number } }>,
     firstToolCall: {
       decoupled: tools(decoupled, (s) => s.firstTool),
       pooled: tools(pooled, (s) => s.firstTool),
@@ -78,6 +90,11 @@ export function table(s: TtftSummary): string {
     row(['reduction', '', pct(s.reduction.p50), pct(s.reduction.p95)]),
     line("  the request's own first token (first_token_ms)", s.requestFirstToken),
     row(['  the reduction if user.message → request took 0', '', pct(s.reductionBound.p50), pct(s.reductionBound.p95)]),
+    ...Object.entries(s.byKind).flatMap(([env, k]) => [
+      line(`  ${env} sessions only: TTFT coupled`, k.coupled),
+      line(`  ${env} sessions only: TTFT decoupled`, k.decoupled),
+      row([`  ${env} sessions only: reduction`, '', pct(k.reduction.p50), pct(k.reduction.p95)]),
+    ]),
     line('TTFT, decoupled with the warm hand pool', s.ttft.pooled),
     line('user.message → model request, coupled', s.toRequest.coupled),
     line('user.message → model request, decoupled', s.toRequest.decoupled),

@@ -161,9 +161,13 @@ export async function runMode(mode: TtftMode, o: TtftOptions): Promise<SessionTi
   let next = 0;
   const worker = async (k: number) => {
     for (let i = next++; i < o.sessions; i = next++) {
-      // Kinds alternate, and so do the kinds of the sessions that call a tool.
-      const tool = i % o.toolEvery === 0;
-      const kind = envs[(tool ? Math.floor(i / o.toolEvery) : i) % envs.length]!;
+      // Kinds alternate, session by session; the sessions that call a tool are every toolEvery-th
+      // round of kinds, all of that round's, so each kind has as many sessions, and as many that
+      // call a tool. (Choosing the tool sessions first, one in toolEvery, and alternating their
+      // kinds apart from the rest's, made the full run 37 ssh and 23 docker sessions.)
+      const round = Math.floor(i / envs.length);
+      const tool = round % o.toolEvery === 0;
+      const kind = envs[i % envs.length]!;
       const env = { name: kind.name, id: kind.ids[k % kind.ids.length]! };
       const { session } = host.log.createSession(
         {

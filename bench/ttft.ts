@@ -7,7 +7,8 @@
  * one). Real hands (the private dockerd and sshd of test/hands-env), a repository made here
  * (BENCH_FILES files, BENCH_COMMITS commits) cloned as each session's resource, the test model
  * server with a first-token delay (BENCH_FIRST_TOKEN_MS, "min-max"). Sessions alternate docker
- * and ssh; one in BENCH_TOOL_EVERY calls a tool in its first turn (the rest never touch a hand);
+ * and ssh; in one round of the two in BENCH_TOOL_EVERY, both call a tool in their first turn (the
+ * rest never touch a hand);
  * BENCH_CONCURRENCY run at a time; each then asks a follow-up (its next turn). Prints p50/p95 per
  * mode (TTFT, and user.message → model request for the first and the next turn), the reductions,
  * and the decoupled first tool call's latency (the cost moved to it), as a table and JSON;
@@ -79,7 +80,7 @@ export async function benchTtft(opts: { quick: boolean; outDir: string; log?: (l
     settleCapMs: num('BENCH_SETTLE_MS', q ? 0 : 60_000),
   };
   log(
-    `${o.sessions} sessions per mode, ${o.concurrency} at a time, docker and ssh in turn, one in ${o.toolEvery} calls a tool in its first turn; ${o.poolSize} brains pooled; first token after ${o.firstTokenMs} ms; ` +
+    `${o.sessions} sessions per mode, ${o.concurrency} at a time, docker and ssh in turn, one in ${o.toolEvery} of each kind calls a tool in its first turn; ${o.poolSize} brains pooled; first token after ${o.firstTokenMs} ms; ` +
       `${os.cpus().length} cores, load average ${os.loadavg().map((l) => fmt(l, 2)).join(', ')}`,
   );
   // The ssh hosts are shared with tests that kill or freeze them: the bench takes its turn.

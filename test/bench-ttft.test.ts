@@ -11,6 +11,7 @@ import { ensureBuilt } from '../bench/build';
 import { benchTtft } from '../bench/ttft';
 import type { SessionTiming } from '../bench/ttft-run';
 import { tmpDir } from './helpers/tmp';
+import { percentile } from '../bench/stats';
 
 describe('bench:ttft --quick', () => {
   beforeAll(() => ensureBuilt(), 300_000);
@@ -42,6 +43,11 @@ describe('bench:ttft --quick', () => {
     // TTFT is never below the request's own first token: the reduction stays within that bound.
     expect(s.reduction.p50).toBeLessThanOrEqual(s.reductionBound.p50);
     expect(s.reduction.p95).toBeLessThanOrEqual(s.reductionBound.p95);
+    // Per kind: the sessions of each (they alternate), and each kind's own reduction.
+    expect(Object.fromEntries(Object.entries(s.byKind).map(([env, k]) => [env, [k.coupled.n, k.decoupled.n]]))).toEqual({ docker: [3, 3], ssh: [3, 3] });
+    expect(s.byKind.docker!.coupled.p50).toBe(percentile(coupled.filter((x) => x.env === 'docker').map((x) => x.ttft), 50));
+    expect(s.byKind.docker!.reduction.p50).toBeCloseTo(1 - s.byKind.docker!.decoupled.p50 / s.byKind.docker!.coupled.p50, 10);
+    expect(lines.join('\n')).toMatch(/docker sessions only: reduction\s+-?[\d.]+%\s+-?[\d.]+%/);
     expect(s.firstToolCall.decoupled.n).toBe(2);
     // Tool calls went to both kinds; with the pool, each got a hand made ahead (repository included).
     expect(new Set(decoupled.filter((x) => x.tool).map((x) => x.env))).toEqual(new Set(['docker', 'ssh']));
