@@ -71,6 +71,8 @@ describe('npm run serve', () => {
       environment_id: env.id,
       initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'run it' }] }],
     });
+    // Idle only counts once the turn ran: a new session may read idle before its brain starts (CI-H).
+    await expect.poll(() => model!.requests.length, { timeout: 30_000 }).toBe(2);
     let status = '';
     for (let i = 0; i < 300 && status !== 'idle'; i++) {
       await new Promise((r) => setTimeout(r, 100));

@@ -73,12 +73,19 @@ beforeAll(async () => {
   other = await upstream('127.0.0.2', { key: leaf.keyPem, cert: await mintServerCert(upCa, leaf.spki, '127.0.0.2') });
   plain = await upstream('127.0.0.3');
   used = [];
-  proxy = new EgressProxy(
-    { resolveAll: async (_s, p) => (p.use === 'egress' && p.host === '127.0.0.1' ? [credential(['127.0.0.1'], used)] : []) },
-    // Only these two loopback servers are open without a credential naming them.
-    { dataDir, upstreamCa: upstreamCaPem, allowLocal: [`127.0.0.2:${other.port}`, `127.0.0.3:${plain.port}`] },
-  );
-  await proxy.listening;
+  // The proxy refuses any local address at its own port number (egress-guard.ts). Ports are per
+  // address, so the system may give the proxy (127.0.0.1) an upstream's number (127.0.0.2): then
+  // the passthrough test got a 403 (CI-H). Such a proxy is made again.
+  for (let attempt = 0; ; attempt++) {
+    proxy = new EgressProxy(
+      { resolveAll: async (_s, p) => (p.use === 'egress' && p.host === '127.0.0.1' ? [credential(['127.0.0.1'], used)] : []) },
+      // Only these two loopback servers are open without a credential naming them.
+      { dataDir, upstreamCa: upstreamCaPem, allowLocal: [`127.0.0.2:${other.port}`, `127.0.0.3:${plain.port}`] },
+    );
+    await proxy.listening;
+    if (![secure.port, other.port, plain.port].includes(proxy.port!) || attempt === 5) break;
+    await proxy.close();
+  }
   proxyUrl = await proxy.proxyUrl('sesn_tls', { host: '127.0.0.1', port: proxy.port! });
 }, 60_000);
 afterAll(async () => {
