@@ -75,8 +75,10 @@ beforeAll(async () => {
   used = [];
   // The proxy refuses any local address at its own port number (egress-guard.ts). Ports are per
   // address, so the system may give the proxy (127.0.0.1) an upstream's number (127.0.0.2): then
-  // the passthrough test got a 403 (CI-H). Such a proxy is made again.
+  // the passthrough test got a 403 (CI-H). Such a proxy is made again, in a data folder of its own
+  // (it would take its remembered port again).
   for (let attempt = 0; ; attempt++) {
+    if (attempt > 0) dataDir = tmpDir('corral-egress-tls-');
     proxy = new EgressProxy(
       { resolveAll: async (_s, p) => (p.use === 'egress' && p.host === '127.0.0.1' ? [credential(['127.0.0.1'], used)] : []) },
       // Only these two loopback servers are open without a credential naming them.
