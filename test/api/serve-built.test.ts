@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../fixtures/model-server';
+import { treeCommands } from '../helpers/processes';
 import { BUILT_SERVE, startServe } from '../helpers/serve-process';
 import { tmpDir } from '../helpers/tmp';
 
@@ -17,35 +18,6 @@ afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
   await model?.close();
 });
-
-/** Command lines of a process and everything under it (Linux /proc, parents read from each stat). */
-function treeCommands(pid: number): string[] {
-  const parentOf = new Map<number, number>();
-  for (const name of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // it ended meanwhile
-    }
-  }
-  const tree = new Set([pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [p, parent] of parentOf) {
-      if (!tree.has(parent) || tree.has(p)) continue;
-      tree.add(p);
-      grew = true;
-    }
-  }
-  return [...tree].flatMap((p) => {
-    try {
-      return [fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ')];
-    } catch {
-      return [];
-    }
-  });
-}
 
 describe('npm run serve', () => {
   it('runs the build: the UI from out/renderer, and a turn whose brain, launcher and tool run from out/main', async () => {

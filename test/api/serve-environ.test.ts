@@ -5,6 +5,7 @@ import readline from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readServeState } from '../../main/cli/serve-state';
 import { lockFileOf } from '../../main/data-lock';
+import { descendants } from '../helpers/processes';
 import { tmpDir } from '../helpers/tmp';
 
 const root = path.resolve(__dirname, '../..');
@@ -16,25 +17,6 @@ const planted = {
   ANTHROPIC_API_KEY: 'planted-model-key-5a4b3c2d1e0f',
   CORRAL_VAULT_PASSPHRASE: 'planted-passphrase-0f9e8d7c',
 };
-
-/** The processes below `pid` (Linux /proc). */
-function descendants(pid: number): number[] {
-  const byParent = new Map<number, number[]>();
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      byParent.set(ppid, [...(byParent.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => (byParent.get(p) ?? []).forEach((c) => (out.push(c), walk(c)));
-  walk(pid);
-  return out;
-}
 
 const environ = (pid: number) => {
   try {
