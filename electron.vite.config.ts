@@ -35,7 +35,8 @@ const config: UserConfig = {
       // The brain runs in its own process: a second entry the supervisor forks (brain-entry.js),
       // started by the launcher (launcher.js, see launcher/launcher-process.ts), which also starts git and tar for the hands.
       // The local hand's worker threads run a third (local-hand-worker.js, see hands/local/off-loop/lanes.ts),
-      // and the UI's model-request view a fourth (model-request-worker.js, api/ui/calls/model-request.ts).
+      // and the UI's model-request view a fourth (model-request-worker.js, api/ui/calls/model-request.ts);
+      // the sandbox runtime has a thread of its own (sandbox-runtime-worker.js, hands/local/sandbox-thread.ts).
       // `npm run serve` runs serve.js: the headless host runs the same bundle as the app's.
       lib: {
         entry: {
@@ -45,6 +46,7 @@ const config: UserConfig = {
           launcher: resolve(root, 'main/launcher/entry.ts'),
           'local-hand-worker': resolve(root, 'main/hands/local/off-loop/worker.ts'),
           'model-request-worker': resolve(root, 'main/api/ui/calls/model-request-worker.ts'),
+          'sandbox-runtime-worker': resolve(root, 'main/hands/local/sandbox-runtime-worker.ts'),
         },
       },
     },

@@ -16,8 +16,9 @@
  * - no new Unix sockets (seccomp), so the Docker, adb or agent sockets on this machine are out
  *   of reach too.
  *
- * The runtime keeps one configuration per process: the host initializes it once, and each
- * command carries its own filesystem rules and its own network allow list (registered under a
+ * The runtime keeps one configuration per process: the host initializes it once, on a thread of
+ * its own (sandbox-runtime-worker.ts: the runtime works synchronously, which stalled the host's
+ * event loop for 30–50 ms at each sandboxed shell start), and each command carries its own filesystem rules and its own network allow list (registered under a
  * random id for the duration of the command).
  */
 import { randomBytes } from 'node:crypto';
@@ -27,8 +28,8 @@ import path from 'node:path';
 import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime';
 import { GATEWAY_DOMAIN, relayAllowList, relayScript, type SandboxNet } from './sandbox-relays';
 import { commandEnv } from '../../child-env';
-
-type SandboxLib = typeof import('@anthropic-ai/sandbox-runtime');
+import type { SandboxInitReply, WrapReply } from './sandbox-thread-protocol';
+import { askSandboxThread, tellSandboxThread } from './sandbox-thread';
 
 /** What one sandboxed hand may do beyond its own folder. */
 export interface SandboxPolicy {
@@ -81,13 +82,7 @@ export function localShellEnv(configured?: Record<string, string>): Record<strin
   return { ...commandEnv(configured), SHLVL: '1' };
 }
 
-let lib: Promise<SandboxLib> | undefined;
 let availability: Promise<{ ok: true } | { ok: false; reason: string }> | undefined;
-
-function load(): Promise<SandboxLib> {
-  lib ??= import('@anthropic-ai/sandbox-runtime');
-  return lib;
-}
 
 let gatewayDir: string | undefined;
 
@@ -127,23 +122,14 @@ async function probe(): Promise<{ ok: true } | { ok: false; reason: string }> {
   if (process.platform !== 'linux' && process.platform !== 'darwin') {
     return { ok: false, reason: `no sandbox is available on ${process.platform} (Corral sandboxes commands on Linux and macOS)` };
   }
-  let sandbox: SandboxLib['SandboxManager'];
+  // The runtime lives on its own thread (sandbox-runtime-worker.ts): it loads, checks its tools and starts there.
+  let init: SandboxInitReply;
   try {
-    sandbox = (await load()).SandboxManager;
+    init = await askSandboxThread<SandboxInitReply>({ op: 'init', config: BASE_CONFIG() });
   } catch (err) {
-    return { ok: false, reason: `the sandbox runtime could not be loaded: ${(err as Error).message}` };
+    return { ok: false, reason: `the sandbox runtime could not be started: ${(err as Error).message}` };
   }
-  if (!sandbox.isSupportedPlatform()) return { ok: false, reason: 'this system cannot run the sandbox (WSL 1?)' };
-  const deps = sandbox.checkDependencies();
-  if (deps.errors.length > 0) {
-    const hint = process.platform === 'linux' ? ' (on Debian/Ubuntu: apt-get install bubblewrap socat ripgrep)' : '';
-    return { ok: false, reason: `the sandbox's tools are missing: ${deps.errors.join('; ')}${hint}` };
-  }
-  try {
-    await sandbox.initialize(BASE_CONFIG());
-  } catch (err) {
-    return { ok: false, reason: `the sandbox could not start: ${(err as Error).message}` };
-  }
+  if (!init.ok) return init;
   // A real run: bubblewrap may be installed and still be refused user namespaces.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corral-sandbox-probe-'));
   try {
@@ -194,7 +180,6 @@ export async function wrap(
   command: string,
   opts: { workDir: string; tmpDir: string; policy: SandboxPolicy; signal?: AbortSignal },
 ): Promise<SandboxedCommand> {
-  const { SandboxManager: sandbox } = await load();
   const commandId = randomBytes(16).toString('base64url');
   const custom: Partial<SandboxRuntimeConfig> = {
     filesystem: {
@@ -208,18 +193,8 @@ export async function wrap(
   };
   // The runtime sets TMPDIR to a folder every sandbox shares; ours is the hand's own.
   const inner = `export TMPDIR=${shq(opts.tmpDir)}; ${opts.policy.net ? relayScript(opts.policy.net) : ''}${command}`;
-  const { argv } = await sandbox.wrapWithSandboxArgv(inner, 'bash', custom, opts.signal, opts.workDir, { commandId, commandText: command });
-  let registered = false;
-  try {
-    const allowed = [...opts.policy.allowedHosts, ...relayAllowList(opts.policy.net)];
-    if (allowed.length > 0) {
-      sandbox.registerCommandNetworkLists(commandId, { allowedDomains: allowed });
-      registered = true;
-    }
-  } catch (err) {
-    sandbox.cleanupAfterCommand();
-    throw err;
-  }
+  const allowed = [...opts.policy.allowedHosts, ...relayAllowList(opts.policy.net)];
+  const { argv, registered } = await askSandboxThread<WrapReply>({ op: 'wrap', inner, custom, cwd: opts.workDir, commandId, commandText: command, allowed }, opts.signal);
   let released = false;
   return {
     file: argv[0]!,
@@ -227,8 +202,7 @@ export async function wrap(
     release: () => {
       if (released) return;
       released = true;
-      if (registered) sandbox.unregisterCommandNetworkLists(commandId);
-      sandbox.cleanupAfterCommand();
+      tellSandboxThread({ op: 'release', commandId, registered });
     },
   };
 }
