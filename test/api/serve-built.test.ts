@@ -52,10 +52,14 @@ describe('npm run serve', () => {
     }
     expect(status).toBe('idle');
     const results: string[] = [];
+    const ready: unknown[] = [];
     for await (const e of s.client.beta.sessions.events.list(session.id)) {
       if (e.type === 'agent.tool_result') results.push(JSON.stringify(e.content));
+      if ((e.type as string) === 'hand.ready') ready.push(e);
     }
     expect(results).toHaveLength(1);
+    // Sandboxed: the sandbox runtime's thread started from the build's worker file.
+    expect(ready).toEqual([expect.objectContaining({ sandbox: { enabled: true, network: expect.any(String) } })]);
     expect(results[0]).toContain('from-the-build');
 
     // Nothing under serve runs TypeScript: the launcher and the brain are the build's files.
