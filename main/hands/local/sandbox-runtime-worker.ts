@@ -3,8 +3,8 @@
  * (one configuration per process, as the runtime wants). The runtime works synchronously on the
  * calling thread: each wrap runs `which bwrap` and `which bash` as sync spawns, starts ripgrep
  * and resolves paths with realpathSync; its dependency check and first start spawn more. On the
- * host's event loop that was 30–50 ms of stall per sandboxed shell start and ~150 ms at the
- * first one, for every session, the API and the UI. Here it stalls only this thread; its proxy
+ * host's event loop that was 15–30 ms of stall (up to 50) per sandboxed shell start and ~100 ms
+ * at the runtime's start, for every session, the API and the UI (`npm run bench:sandbox-start`). Here it stalls only this thread; its proxy
  * servers (the sandbox's only way out) run here too.
  */
 import fs from 'node:fs';

@@ -17,9 +17,10 @@
  *   of reach too.
  *
  * The runtime keeps one configuration per process: the host initializes it once, on a thread of
- * its own (sandbox-runtime-worker.ts: the runtime works synchronously, which stalled the host's
- * event loop for 30–50 ms at each sandboxed shell start), and each command carries its own filesystem rules and its own network allow list (registered under a
- * random id for the duration of the command).
+ * its own (sandbox-thread.ts: the runtime works synchronously, which stalled the host's event
+ * loop 15–30 ms, up to 50, at each sandboxed shell start), and each command carries its own
+ * filesystem rules and its own network allow list (registered under a random id for the
+ * duration of the command).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
