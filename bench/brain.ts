@@ -26,6 +26,7 @@ import { printFirstTurns } from './first-turn';
 import { brainEntry, ensureBuilt } from './build';
 import { startModelProcess, type ModelTiming } from './model-handle';
 import { fmt, percentile } from './stats';
+import { printIdleFloor } from './idle-floor';
 import { wakeRoundTrips } from './wake-floor';
 
 const entry = brainEntry;
@@ -257,6 +258,8 @@ async function series(toolMs: number, levels: number[]) {
       ? '\ntools take no time: every session loops flat out, so this measures the machine saturated (throughput), not idle overhead'
       : `\ntools take ${toolMs / 2}–${(toolMs * 3) / 2} ms (a command on a remote hand: time that costs this machine nothing)`,
   );
+  // BENCH_IDLE_FLOOR=0 skips it (about a minute per second of tool time).
+  if (toolMs > 0 && process.env.BENCH_IDLE_FLOOR !== '0') await printIdleFloor(() => toolMs * (0.5 + Math.random()));
   console.log(
     'sessions  steady round trips  stream end→dispatch p50/p99  result→next request p50/p99  overhead p50/p99    │ start-up round trips  overhead p50/p99    steady after   wall',
   );

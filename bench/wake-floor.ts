@@ -11,22 +11,34 @@ import { percentile } from './stats';
 
 const ECHO = `process.on('message', (m) => process.send(m));`;
 
+/** A Node process that echoes each IPC message: `roundTrip()` times one (ms). */
+export function echoChild(): { roundTrip(): Promise<number>; close(): void } {
+  const child = spawn(process.execPath, ['-e', ECHO], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+  let id = 0;
+  return {
+    roundTrip: () => {
+      const t = performance.now();
+      return new Promise<number>((resolve) => {
+        child.once('message', () => resolve(performance.now() - t));
+        child.send({ t: 'req', id: ++id, args: { pad: 'x'.repeat(200) } });
+      });
+    },
+    close: () => void child.kill(),
+  };
+}
+
 /** Round trips (ms) of `count` small IPC messages to an echoing child, `gapMs` apart. */
 export async function wakeRoundTrips(count = 300, gapMs = 2): Promise<{ p50: number; p99: number }> {
-  const child = spawn(process.execPath, ['-e', ECHO], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+  const echo = echoChild();
   const times: number[] = [];
   try {
     for (let i = 0; i < count; i++) {
       await new Promise((r) => setTimeout(r, gapMs));
-      const t = performance.now();
-      await new Promise<void>((resolve) => {
-        child.once('message', () => resolve());
-        child.send({ t: 'req', id: i, args: { pad: 'x'.repeat(200) } });
-      });
-      if (i >= 20) times.push(performance.now() - t); // the child's first replies run cold code
+      const ms = await echo.roundTrip();
+      if (i >= 20) times.push(ms); // the child's first replies run cold code
     }
   } finally {
-    child.kill();
+    echo.close();
   }
   return { p50: percentile(times, 50), p99: percentile(times, 99) };
 }
