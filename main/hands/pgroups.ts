@@ -11,7 +11,7 @@
  * still carries the token.
  */
 import { randomBytes } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { findTokenCarriers, killCarriers } from './token-scan';
@@ -53,9 +53,24 @@ function procStat(pid: number): string[] | undefined {
 /** When process `pid` started, in a form that only the same process repeats; null if it is gone. */
 function startOf(pid: number): string | null {
   if (process.platform === 'linux') return procStat(pid)?.[19] ?? null;
+  // Only at a host's start (killOrphanGroups), before it serves anything.
   const r = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8' });
   const out = r.status === 0 ? r.stdout.trim() : '';
   return out === '' ? null : out;
+}
+
+/**
+ * `startOf` for a group a hand has just started, from the host's event loop. Without /proc it
+ * asks `ps`, whose start (a fork, 5–15 ms) must not stall every session: it runs asynchronously.
+ */
+export function startOfLater(pid: number): string | null | Promise<string | null> {
+  if (process.platform === 'linux') return startOf(pid);
+  return new Promise((resolve) => {
+    execFile('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8' }, (err, stdout) => {
+      const out = err ? '' : stdout.trim();
+      resolve(out === '' ? null : out);
+    });
+  });
 }
 
 /** Running processes of group `pgid` (Linux; zombies excluded). */
@@ -95,26 +110,55 @@ function stillOurs(rec: GroupRecord): boolean {
 
 /** The groups hands of one host start, on record while they run. */
 export class ProcessGroupLedger {
-  constructor(private readonly dir: string) {}
+  /** Groups whose leader's start time is still being asked for (no /proc): forgotten ones are not written. */
+  private readonly asking = new Map<number, { forgotten: boolean }>();
+
+  /** `startTime` is for tests: how the leader's start time is found (default: startOfLater). */
+  constructor(
+    private readonly dir: string,
+    private readonly startTime: (pid: number) => string | null | Promise<string | null> = startOfLater,
+  ) {}
 
   /** A token for a group about to start: put it in its environment as PGROUP_TOKEN_VAR. */
   newToken(): string {
     return randomBytes(12).toString('hex');
   }
 
-  /** Records a group just started (its leader is `pgid`). Never throws: a failure is reported. */
-  record(pgid: number, token: string): void {
-    const rec: GroupRecord = { pgid, start: startOf(pgid), boot: bootId(), token, host_pid: process.pid, started_at: new Date().toISOString() };
-    try {
-      fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      fs.writeFileSync(path.join(this.dir, `${pgid}.json`), JSON.stringify(rec), { mode: 0o600 });
-    } catch (err) {
-      console.error(`corral: could not record process group ${pgid}: ${(err as Error).message}`);
-    }
+  /**
+   * Records a group just started (its leader is `pgid`). Never throws: a failure is reported.
+   * Where the start time takes a child process to find, the record is written once it is known
+   * (resolves then), unless the group was forgotten meanwhile.
+   */
+  record(pgid: number, token: string): Promise<void> {
+    const write = (start: string | null) => {
+      const rec: GroupRecord = { pgid, start, boot: bootId(), token, host_pid: process.pid, started_at: new Date().toISOString() };
+      try {
+        fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+        fs.writeFileSync(path.join(this.dir, `${pgid}.json`), JSON.stringify(rec), { mode: 0o600 });
+      } catch (err) {
+        console.error(`corral: could not record process group ${pgid}: ${(err as Error).message}`);
+      }
+    };
+    const start = this.startTime(pgid);
+    if (!(start instanceof Promise)) return Promise.resolve(write(start));
+    const ask = { forgotten: false };
+    this.asking.set(pgid, ask);
+    return start.then(
+      (s) => {
+        if (this.asking.get(pgid) === ask) this.asking.delete(pgid);
+        if (!ask.forgotten) write(s);
+      },
+      (err: unknown) => console.error(`corral: could not record process group ${pgid}: ${err instanceof Error ? err.message : String(err)}`),
+    );
   }
 
   /** The group has ended (or was killed and is gone). */
   forget(pgid: number): void {
+    const ask = this.asking.get(pgid);
+    if (ask) {
+      ask.forgotten = true;
+      this.asking.delete(pgid);
+    }
     fs.rmSync(path.join(this.dir, `${pgid}.json`), { force: true });
   }
 }

@@ -74,8 +74,9 @@ export function localShell(o: LocalShellOptions): StartShell {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const pid = child.pid;
-    // On record before anything else can happen, so that a host killed now leaves no orphan.
-    if (pid !== undefined && token) o.ledger!.record(pid, token);
+    // On record before anything else can happen, so that a host killed now leaves no orphan
+    // (without /proc, as soon as `ps` has told the leader's start time).
+    if (pid !== undefined && token) void o.ledger!.record(pid, token);
     // The sandbox's own session (bubblewrap --new-session), which a signal to the outer group
     // never reaches: its socat bridges were seen outliving the outer bwrap. Ended with the shell.
     const sandboxSession = pid !== undefined && o.sandbox ? watchSandboxSession(pid) : undefined;
