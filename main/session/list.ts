@@ -10,6 +10,8 @@ export interface SessionListQuery {
   includeArchived?: boolean;
   agentId?: string;
   agentVersion?: number;
+  /** Only sessions forked from this one. */
+  parentId?: string;
   statuses?: readonly SessionStatus[];
   createdGt?: string;
   createdGte?: string;
@@ -28,6 +30,7 @@ export function listSessionIds(db: Database, q: SessionListQuery): Page<string> 
   if (!q.includeArchived) where.push('archived_at IS NULL');
   if (q.agentId !== undefined) add('agent_id = ?', q.agentId);
   if (q.agentVersion !== undefined) add('agent_version = ?', q.agentVersion);
+  if (q.parentId !== undefined) add('parent_id = ?', q.parentId);
   if (q.statuses && q.statuses.length > 0) add('status IN (SELECT value FROM json_each(?))', JSON.stringify(q.statuses));
   if (q.createdGt) add('created_at > ?', q.createdGt);
   if (q.createdGte) add('created_at >= ?', q.createdGte);
