@@ -17,3 +17,16 @@ export function envEntryProblem(name: string, value: unknown): string | undefine
   if (value.includes('\0')) return `the value of '${name}' contains a NUL character`;
   return undefined;
 }
+
+/**
+ * Most characters a config's variables may take in all (names and values). The whole environment
+ * goes to exec with the arguments, which Linux caps at 2 MiB: a larger one would fail every start.
+ */
+export const ENV_MAX_CHARS = 256 * 1024;
+
+/** Why a config's whole `env` is refused for its size, or undefined when it is fine. */
+export function envSizeProblem(env: Record<string, unknown>): string | undefined {
+  let chars = 0;
+  for (const [name, value] of Object.entries(env)) chars += name.length + (typeof value === 'string' ? value.length : 0) + 2;
+  return chars > ENV_MAX_CHARS ? `at most ${ENV_MAX_CHARS} characters of variables in all (names and values), not ${chars}` : undefined;
+}

@@ -61,6 +61,37 @@ describe('bad input answers 4xx, not 500', () => {
     expect(ok.status).toBe(200);
   });
 
+  it("bounds a stdio MCP server's environment by count, name and size, naming the bound", async () => {
+    const agent = (env: Record<string, string>) =>
+      api('/v1/agents', {
+        method: 'POST',
+        body: JSON.stringify({ name: 'e', model: 'm', mcp_servers: [{ type: 'stdio', name: 's', command: ['srv'], env }], tools: [{ type: 'mcp_toolset', mcp_server_name: 's' }] }),
+      });
+    const vars = (n: number, value = 'v') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`V${i}`, value]));
+    expect((await agent(vars(256))).status).toBe(200);
+    const many = await errorOf(await agent(vars(257)));
+    expect(many.status).toBe(400);
+    expect(many.message).toContain('at most 256 environment variables');
+    // 20 values of 30,000 characters: each within its own bound, the whole over 256 KiB (exec's limit is 2 MiB in all).
+    const large = await errorOf(await agent(vars(20, 'x'.repeat(30_000))));
+    expect(large.status).toBe(400);
+    expect(large.message).toContain('characters of variables in all');
+    expect(large.length).toBeLessThan(2000);
+    const longName = await errorOf(await agent({ ['N'.repeat(300)]: 'v' }));
+    expect(longName.status).toBe(400);
+  });
+
+  it("bounds an environment config's variables by count, name and size too", async () => {
+    const environment = (env: Record<string, string>) => api('/v1/environments', { method: 'POST', body: JSON.stringify({ name: 'v', config: { type: 'local', env } }) });
+    const vars = (n: number, value = 'v') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`V${i}`, value]));
+    expect((await environment(vars(100))).status).toBe(200);
+    expect((await errorOf(await environment(vars(101)))).message).toContain('at most 100 variables');
+    const large = await errorOf(await environment(vars(10, 'x'.repeat(30_000))));
+    expect(large.status).toBe(400);
+    expect(large.message).toContain('characters of variables in all');
+    expect((await errorOf(await environment({ LD_PRELOAD: '/tmp/x.so' }))).message).toContain('changes how commands are started');
+  });
+
   it('never echoes a 10 MB field back', async () => {
     const big = 'x'.repeat(10 * 1024 * 1024);
     const cases: [string, string][] = [

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { envSizeProblem } from '../../../env-vars';
 import { metadata, metadataPatch, permissionPolicy } from './common';
 import { notYet } from './not-yet';
 
@@ -48,6 +49,16 @@ export const customToolParam = z
   .strict();
 export const toolParam = z.discriminatedUnion('type', [agentToolsetParam, mcpToolsetParam, customToolParam]);
 
+/** A stdio server's environment: as bounded as an environment config's (env-vars.ts), since it goes to exec too. */
+export const STDIO_ENV_MAX_VARS = 256;
+const stdioEnv = z
+  .record(z.string().max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string().max(32_768))
+  .refine((env) => Object.keys(env).length <= STDIO_ENV_MAX_VARS, `at most ${STDIO_ENV_MAX_VARS} environment variables`)
+  .superRefine((env, ctx) => {
+    const size = envSizeProblem(env);
+    if (size) ctx.addIssue({ code: 'custom', message: size });
+  });
+
 /** The API's URL servers (Streamable HTTP), and Corral's stdio servers: a command the host runs (argv, no shell) with its own environment. */
 export const mcpServerParam = z.discriminatedUnion('type', [
   z.object({ type: z.literal('url'), name: z.string().min(1).max(100), url: z.string().url() }).strict(),
@@ -56,7 +67,7 @@ export const mcpServerParam = z.discriminatedUnion('type', [
       type: z.literal('stdio'),
       name: z.string().min(1).max(100),
       command: z.array(z.string().min(1).max(4096)).min(1).max(256),
-      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string().max(32_768)).optional(),
+      env: stdioEnv.optional(),
     })
     .strict(),
 ]);

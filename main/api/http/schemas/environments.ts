@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envEntryProblem } from '../../../env-vars';
+import { envEntryProblem, envSizeProblem } from '../../../env-vars';
 import { metadata, metadataPatch } from './common';
 import { neverYet, notYet } from './not-yet';
 
@@ -38,6 +38,8 @@ const envVars = z
   .superRefine((env, ctx) => {
     const entries = Object.entries(env);
     if (entries.length > 100) ctx.addIssue({ code: 'custom', message: 'at most 100 variables' });
+    const size = envSizeProblem(env);
+    if (size) ctx.addIssue({ code: 'custom', message: size });
     for (const [name, value] of entries) {
       const problem = envEntryProblem(name, value);
       if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
