@@ -50,13 +50,16 @@ function procStat(pid: number): string[] | undefined {
   }
 }
 
+/** `ps` asked for a process's start time (`lstart`), and its answer (null: no such process). */
+const psStartArgs = (pid: number) => ['-o', 'lstart=', '-p', String(pid)];
+const psStart = (stdout: string) => stdout.trim() || null;
+
 /** When process `pid` started, in a form that only the same process repeats; null if it is gone. */
 function startOf(pid: number): string | null {
   if (process.platform === 'linux') return procStat(pid)?.[19] ?? null;
   // Only at a host's start (killOrphanGroups), before it serves anything.
-  const r = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8' });
-  const out = r.status === 0 ? r.stdout.trim() : '';
-  return out === '' ? null : out;
+  const r = spawnSync('ps', psStartArgs(pid), { encoding: 'utf8' });
+  return r.status === 0 ? psStart(r.stdout) : null;
 }
 
 /**
@@ -66,10 +69,7 @@ function startOf(pid: number): string | null {
 export function startOfLater(pid: number): string | null | Promise<string | null> {
   if (process.platform === 'linux') return startOf(pid);
   return new Promise((resolve) => {
-    execFile('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8' }, (err, stdout) => {
-      const out = err ? '' : stdout.trim();
-      resolve(out === '' ? null : out);
-    });
+    execFile('ps', psStartArgs(pid), { encoding: 'utf8' }, (err, stdout) => resolve(err ? null : psStart(stdout)));
   });
 }
 
@@ -110,8 +110,8 @@ function stillOurs(rec: GroupRecord): boolean {
 
 /** The groups hands of one host start, on record while they run. */
 export class ProcessGroupLedger {
-  /** Groups whose leader's start time is still being asked for (no /proc): forgotten ones are not written. */
-  private readonly asking = new Map<number, { forgotten: boolean }>();
+  /** Groups whose leader's start time is still being asked for (no /proc); `forget` takes a group out, and its record is then not written. */
+  private readonly asking = new Map<number, object>();
 
   /** `startTime` is for tests: how the leader's start time is found (default: startOfLater). */
   constructor(
@@ -141,12 +141,13 @@ export class ProcessGroupLedger {
     };
     const start = this.startTime(pgid);
     if (!(start instanceof Promise)) return Promise.resolve(write(start));
-    const ask = { forgotten: false };
+    const ask = {};
     this.asking.set(pgid, ask);
     return start.then(
       (s) => {
-        if (this.asking.get(pgid) === ask) this.asking.delete(pgid);
-        if (!ask.forgotten) write(s);
+        if (this.asking.get(pgid) !== ask) return; // forgotten meanwhile (or the id started again)
+        this.asking.delete(pgid);
+        write(s);
       },
       (err: unknown) => console.error(`corral: could not record process group ${pgid}: ${err instanceof Error ? err.message : String(err)}`),
     );
@@ -154,11 +155,7 @@ export class ProcessGroupLedger {
 
   /** The group has ended (or was killed and is gone). */
   forget(pgid: number): void {
-    const ask = this.asking.get(pgid);
-    if (ask) {
-      ask.forgotten = true;
-      this.asking.delete(pgid);
-    }
+    this.asking.delete(pgid);
     fs.rmSync(path.join(this.dir, `${pgid}.json`), { force: true });
   }
 }

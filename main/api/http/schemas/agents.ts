@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envSizeProblem } from '../../../env-vars';
+import { ENV_VAR_NAME, envSizeProblem } from '../../../env-vars';
 import { metadata, metadataPatch, permissionPolicy } from './common';
 import { notYet } from './not-yet';
 
@@ -52,7 +52,7 @@ export const toolParam = z.discriminatedUnion('type', [agentToolsetParam, mcpToo
 /** A stdio server's environment: as bounded as an environment config's (env-vars.ts), since it goes to exec too. */
 export const STDIO_ENV_MAX_VARS = 256;
 const stdioEnv = z
-  .record(z.string().max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string().max(32_768))
+  .record(z.string().max(256).regex(ENV_VAR_NAME, 'environment variable names are letters, digits and _'), z.string().max(32_768))
   .refine((env) => Object.keys(env).length <= STDIO_ENV_MAX_VARS, `at most ${STDIO_ENV_MAX_VARS} environment variables`)
   .superRefine((env, ctx) => {
     const size = envSizeProblem(env);
